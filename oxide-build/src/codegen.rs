@@ -1,0 +1,119 @@
+//! LLVM IR → PTX: link libdevice when the kernels call `__nv_*` math, optimise, run `llc`.
+//! Failures (e.g. LLVM's "unsupported library call" abort) become a short error naming the
+//! module and LLVM's own message instead of a crash dump.
+
+use crate::error::{command_line, Error, ErrorKind};
+use crate::toolchain::Toolchain;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub(crate) struct Input<'a> {
+    pub module: &'a str,
+    pub ir: &'a Path,
+    pub kernels: &'a [String],
+    pub needs_libdevice: bool,
+    pub arch: &'a str,
+    pub opt_level: u8,
+    pub work_dir: &'a Path,
+}
+
+/// Returns the PTX text and the commands that produced it.
+pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<String>), Error> {
+    let Some(llc) = &tc.llc else {
+        return Err(Error::new(ErrorKind::Llc, "no llc available")); // callers check first
+    };
+    let mut commands = Vec::new();
+    let mut ir = input.ir.to_path_buf();
+    if input.needs_libdevice {
+        let libdevice = tc.libdevice.as_ref().ok_or_else(|| {
+            Error::new(
+                ErrorKind::MissingLibdevice,
+                format!(
+                    "the kernels in `{}` call CUDA math functions (`__nv_*`), which live in libdevice, but libdevice.10.bc was not found.\n  \
+                     fix: set OXIDE_LIBDEVICE=<path>/libdevice.10.bc, or {}",
+                    input.module,
+                    crate::toolchain::INSTALL_PTXAS
+                ),
+            )
+        })?;
+        let (link, opt) = match (&tc.llvm_link, &tc.opt) {
+            (Some(l), Some(o)) => (l, o),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::Llc,
+                    format!(
+                        "linking libdevice for `{}` needs llvm-link and opt next to {}; fix: install the full LLVM tools ({})",
+                        input.module,
+                        llc.display(),
+                        crate::toolchain::INSTALL_DEBIAN
+                    ),
+                ))
+            }
+        };
+        let linked = input.work_dir.join("linked.bc");
+        let mut cmd = Command::new(link);
+        cmd.arg(&ir).arg(libdevice).arg("-o").arg(&linked);
+        commands.push(run(&mut cmd, input.module, "llvm-link")?);
+        // libdevice's functions must become internal too, or llc emits all of them.
+        let optimized = input.work_dir.join("opt.bc");
+        let mut cmd = Command::new(opt);
+        cmd.arg(format!("-passes=internalize,globaldce,default<O{}>", input.opt_level.min(3)))
+            .arg(format!("-internalize-public-api-list={}", input.kernels.join(",")))
+            .arg(format!("-mcpu={}", input.arch))
+            .arg(&linked)
+            .arg("-o")
+            .arg(&optimized);
+        commands.push(run(&mut cmd, input.module, "opt")?);
+        ir = optimized;
+    } else if let Some(opt) = &tc.opt {
+        // Drop what internalization made dead (core's unused functions) before llc.
+        let optimized = input.work_dir.join("opt.bc");
+        let mut cmd = Command::new(opt);
+        cmd.arg("-passes=globaldce").arg(&ir).arg("-o").arg(&optimized);
+        commands.push(run(&mut cmd, input.module, "opt")?);
+        ir = optimized;
+    }
+    let ptx: PathBuf = input.work_dir.join(format!("{}.ptx", input.module));
+    let mut cmd = Command::new(llc);
+    cmd.arg(format!("-mcpu={}", input.arch))
+        .arg(format!("-O{}", input.opt_level.min(3)))
+        .arg(&ir)
+        .arg("-o")
+        .arg(&ptx);
+    commands.push(run(&mut cmd, input.module, "llc")?);
+    let text = std::fs::read_to_string(&ptx).map_err(|e| Error::io(format!("reading {}", ptx.display()), e))?;
+    Ok((text, commands))
+}
+
+fn run(cmd: &mut Command, module: &str, tool: &str) -> Result<String, Error> {
+    let line = command_line(cmd);
+    let out = cmd
+        .output()
+        .map_err(|e| Error::new(ErrorKind::ToolExec, format!("failed to start {tool}: {e}\n  command: {line}")))?;
+    if out.status.success() {
+        return Ok(line);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // LLVM's fatal errors carry the useful line; the rest is a stack dump.
+    let message = stderr
+        .lines()
+        .filter(|l| l.contains("LLVM ERROR") || l.contains("error:"))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("\n    ");
+    let message = if message.is_empty() {
+        stderr.lines().take(5).collect::<Vec<_>>().join("\n    ")
+    } else {
+        message
+    };
+    let hint = if message.contains("unsupported library call") {
+        "\n  hint: the kernel uses an operation the NVPTX backend has no instruction or library call for \
+         (e.g. a float <-> 128-bit integer conversion); use a 64-bit type"
+    } else {
+        ""
+    };
+    Err(Error::new(
+        ErrorKind::Llc,
+        format!("{tool} failed on kernels module `{module}` ({}):\n    {message}{hint}\n  command: {line}", out.status),
+    ))
+}

@@ -1,0 +1,457 @@
+//! oxide-build: compile a crate's kernels module to PTX from `build.rs`.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     oxide_build::kernels("src/kernels.rs").arch("sm_90").compile();
+//! }
+//! ```
+//!
+//! The pipeline, one stage per file, data flowing one way:
+//! [`toolchain`] (find the device rustc/cargo/llc/ptxas) → `device_crate` (a generated
+//! `no_std` crate that includes the module by `#[path]`) → `device_build` (cargo
+//! `-Zbuild-std=core`, LLVM IR of the whole linked module) → `ir` (internalize, shared memory,
+//! launch bounds, convergent) → `codegen` (libdevice, opt, llc → PTX) → `ptxas` (validation,
+//! registers/spills) → [`manifest`] (kernels, parameter layouts, source hash).
+//!
+//! The PTX lands in `$OUT_DIR/oxide/<module>.ptx`; the build script sets `OXIDE_PTX` to that
+//! path for the crate, and `#[kernel]`'s launchers embed it with `include_str!`.
+
+mod codegen;
+mod device_build;
+mod device_crate;
+mod env;
+mod error;
+mod ir;
+pub mod manifest;
+mod ptxas;
+pub mod toolchain;
+
+pub use error::{Error, ErrorKind};
+pub use manifest::KernelInfo;
+pub use ptxas::KernelResources;
+pub use toolchain::Toolchain;
+
+use env::Env;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Starts a build of the kernels module at `path` (relative to the crate's manifest directory).
+pub fn kernels(path: impl AsRef<Path>) -> Build {
+    let mut b = Build::new();
+    b.source(path);
+    b
+}
+
+/// A kernels-module build, configured like `cc::Build`.
+#[derive(Clone, Debug)]
+pub struct Build {
+    source: Option<PathBuf>,
+    archs: Vec<String>,
+    opt_level: u8,
+    cfgs: Vec<String>,
+    dependencies: Vec<(String, String)>,
+    edition: Option<String>,
+    out_dir: Option<PathBuf>,
+    target_dir: Option<PathBuf>,
+    manifest_dir: Option<PathBuf>,
+    package: Option<String>,
+    oxide_rt: Option<PathBuf>,
+    cargo_metadata: bool,
+    env: Env,
+}
+
+/// What a successful build produced.
+#[derive(Clone, Debug)]
+pub struct Output {
+    pub ptx: PathBuf,
+    pub manifest: PathBuf,
+    pub kernels: Vec<KernelInfo>,
+    /// Every file the device build read (the kernels module and what it includes).
+    pub sources: Vec<PathBuf>,
+    pub toolchain: Toolchain,
+    /// (stage, time) for each pipeline stage that ran.
+    pub timings: Vec<(&'static str, Duration)>,
+    /// Each external command that ran, as a shell line.
+    pub commands: Vec<String>,
+    /// Whether ptxas validated the PTX.
+    pub validated: bool,
+}
+
+impl Default for Build {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Build {
+    pub fn new() -> Build {
+        let mut env = Env::default();
+        env.emit_rerun = true;
+        Build {
+            source: None,
+            archs: Vec::new(),
+            opt_level: 3,
+            cfgs: Vec::new(),
+            dependencies: Vec::new(),
+            edition: None,
+            out_dir: None,
+            target_dir: None,
+            manifest_dir: None,
+            package: None,
+            oxide_rt: None,
+            cargo_metadata: true,
+            env,
+        }
+    }
+
+    /// The kernels module, relative to the crate's manifest directory.
+    pub fn source(&mut self, path: impl AsRef<Path>) -> &mut Build {
+        self.source = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Adds a target architecture (`sm_70`, `sm_80`, `sm_90`, …). The PTX is generated for the
+    /// lowest one (the driver JIT-compiles it forward) and ptxas validates it for each.
+    /// Default: `sm_70`.
+    pub fn arch(&mut self, arch: &str) -> &mut Build {
+        self.archs.push(arch.to_string());
+        self
+    }
+
+    /// LLVM optimisation level for the kernels, 0–3 (default 3).
+    pub fn opt_level(&mut self, level: u8) -> &mut Build {
+        self.opt_level = level.min(3);
+        self
+    }
+
+    /// Passes `--cfg <cfg>` to the device compilation of the kernels module only
+    /// (e.g. `"fast_math"` or `feature="fast"`).
+    pub fn cfg(&mut self, cfg: &str) -> &mut Build {
+        self.cfgs.push(cfg.to_string());
+        self
+    }
+
+    /// A `no_std` dependency of the kernels module on the device, as a Cargo.toml entry:
+    /// `.device_dependency("libm", "\"0.2\"")` or `.device_dependency("shared", "{ path = \"../shared\" }")`.
+    /// Relative paths are resolved against the crate's manifest directory.
+    pub fn device_dependency(&mut self, name: &str, toml_value: &str) -> &mut Build {
+        self.dependencies.push((name.to_string(), toml_value.to_string()));
+        self
+    }
+
+    /// Rust edition of the kernels module (default: the crate's, read from its Cargo.toml).
+    pub fn edition(&mut self, edition: &str) -> &mut Build {
+        self.edition = Some(edition.to_string());
+        self
+    }
+
+    /// Where the PTX and manifest go (default: `$OUT_DIR`).
+    pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Build {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The device build's cargo target directory, shared by all crates of a workspace so
+    /// `core` is built once (default: `OXIDE_TARGET_DIR`, else `<target>/oxide-device`).
+    pub fn target_dir(&mut self, dir: impl AsRef<Path>) -> &mut Build {
+        self.target_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Whether to print `cargo:` lines (default true; false when used outside build.rs).
+    pub fn cargo_metadata(&mut self, on: bool) -> &mut Build {
+        self.cargo_metadata = on;
+        self.env.emit_rerun = on;
+        self
+    }
+
+    /// The crate's manifest directory (default: `CARGO_MANIFEST_DIR`).
+    pub fn manifest_dir(&mut self, dir: impl AsRef<Path>) -> &mut Build {
+        self.manifest_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The host package name (default: `CARGO_PKG_NAME`).
+    pub fn package(&mut self, name: &str) -> &mut Build {
+        self.package = Some(name.to_string());
+        self
+    }
+
+    /// oxide-rt's source directory (default: `DEP_OXIDE_RT_ROOT`, set because the crate
+    /// depends on oxide-rt).
+    pub fn oxide_rt_dir(&mut self, dir: impl AsRef<Path>) -> &mut Build {
+        self.oxide_rt = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Overrides an environment variable for this build only (`None` unsets it).
+    #[doc(hidden)]
+    pub fn env_override(&mut self, key: &str, value: Option<&str>) -> &mut Build {
+        self.env.set(key, value.map(OsString::from));
+        self
+    }
+
+    /// Ignores the process environment except for overrides (tests).
+    #[doc(hidden)]
+    pub fn isolated_env(&mut self) -> &mut Build {
+        self.env.isolate();
+        self
+    }
+
+    /// Runs the build; on failure prints `error occurred in oxide-build: …` and exits 1,
+    /// like `cc::Build::compile`.
+    pub fn compile(&self) -> Output {
+        match self.try_compile() {
+            Ok(out) => out,
+            Err(e) => {
+                eprintln!("\n\nerror occurred in oxide-build: {e}\n\n");
+                std::process::exit(1);
+            }
+        }
+    }
+
+    /// Runs the build and returns what it produced, or an error naming the cause and the fix.
+    pub fn try_compile(&self) -> Result<Output, Error> {
+        let mut timings = Vec::new();
+        let mut commands = Vec::new();
+        let trace = self.env.var("OXIDE_TRACE").is_some_and(|v| v != "0");
+        let stage = |name: &'static str, start: Instant, timings: &mut Vec<(&'static str, Duration)>| {
+            let t = start.elapsed();
+            if trace && self.cargo_metadata {
+                println!("cargo:warning=oxide-build: {name}: {:.3}s", t.as_secs_f64());
+            }
+            timings.push((name, t));
+        };
+
+        let config = |msg: String| Error::new(ErrorKind::Config, msg);
+        let manifest_dir = match &self.manifest_dir {
+            Some(d) => d.clone(),
+            None => self.env.path("CARGO_MANIFEST_DIR").ok_or_else(|| config("CARGO_MANIFEST_DIR is not set; run oxide-build from a build script or call .manifest_dir(..)".into()))?,
+        };
+        let rel = self.source.clone().ok_or_else(|| config("no kernels module given; use oxide_build::kernels(\"src/kernels.rs\")".into()))?;
+        let source = manifest_dir.join(&rel);
+        if !source.is_file() {
+            return Err(config(format!("the kernels module {} does not exist (resolved to {})", rel.display(), source.display())));
+        }
+        let module = source.file_stem().map(|s| device_crate::sanitize(&s.to_string_lossy())).unwrap_or_else(|| "kernels".into());
+        let out_dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => self.env.path("OUT_DIR").ok_or_else(|| config("OUT_DIR is not set; run oxide-build from a build script or call .out_dir(..)".into()))?,
+        };
+        let package = self.package.clone().or_else(|| self.env.var("CARGO_PKG_NAME")).unwrap_or_else(|| "kernels".into());
+        let oxide_rt = match &self.oxide_rt {
+            Some(d) => d.clone(),
+            None => self.env.path("DEP_OXIDE_RT_ROOT").ok_or_else(|| config(
+                "oxide-rt's sources were not found (DEP_OXIDE_RT_ROOT is unset); add `oxide-rt` to this crate's [dependencies]".into(),
+            ))?,
+        };
+        let archs = if self.archs.is_empty() { vec!["sm_70".to_string()] } else { self.archs.clone() };
+        for a in &archs {
+            if !a.strip_prefix("sm_").is_some_and(|n| n.len() >= 2 && n.trim_end_matches('a').chars().all(|c| c.is_ascii_digit())) {
+                return Err(config(format!("`{a}` is not a CUDA architecture; use e.g. .arch(\"sm_90\")")));
+            }
+        }
+        let lowest = archs.iter().min_by_key(|a| a.trim_start_matches("sm_").trim_end_matches('a').parse::<u32>().unwrap_or(0)).cloned().unwrap_or_default();
+
+        let t = Instant::now();
+        let tc = toolchain::discover(&self.env)?;
+        stage("discover toolchain", t, &mut timings);
+
+        let target_dir = match (self.target_dir.clone(), self.env.path("OXIDE_TARGET_DIR")) {
+            (Some(d), _) | (None, Some(d)) => d,
+            // OUT_DIR = <target>[/<triple>]/<profile>/build/<pkg>-<hash>/out
+            (None, None) => out_dir.ancestors().nth(4).map(|t| t.join("oxide-device")).unwrap_or_else(|| out_dir.join("oxide-device")),
+        };
+        let dependencies: Vec<(String, String)> = self
+            .dependencies
+            .iter()
+            .map(|(n, v)| (n.clone(), absolutize_paths(v, &manifest_dir)))
+            .collect();
+        let edition = self.edition.clone().unwrap_or_else(|| read_edition(&manifest_dir));
+        let lockfile = manifest_dir.ancestors().map(|d| d.join("Cargo.lock")).find(|p| p.is_file());
+
+        let t = Instant::now();
+        let krate = device_crate::generate(&device_crate::Spec {
+            dir: target_dir.join("crates").join(format!("{}-{module}", device_crate::sanitize(&package))),
+            host_package: &package,
+            module_name: &module,
+            source: &source,
+            edition: &edition,
+            oxide_rt: &oxide_rt,
+            dependencies: &dependencies,
+            lockfile: lockfile.as_deref(),
+        })?;
+        let built = device_build::run(&tc, &self.env, &krate, &target_dir, &device_build::Options {
+            arch: &lowest,
+            opt_level: self.opt_level,
+            cfgs: &self.cfgs,
+            emit_asm: tc.llc.is_none(),
+        })?;
+        commands.push(built.command.clone());
+        stage("device build (cargo + rustc)", t, &mut timings);
+
+        let t = Instant::now();
+        let raw_ir = std::fs::read_to_string(&built.ir).map_err(|e| Error::io(format!("reading {}", built.ir.display()), e))?;
+        let processed = ir::process(&raw_ir).map_err(|e| Error::new(ErrorKind::Ir, format!("kernels module `{module}`: {e}")))?;
+        if processed.kernels.is_empty() {
+            println!("cargo:warning=oxide-build: {} defines no #[kernel] functions", rel.display());
+        }
+        let work = out_dir.join("oxide").join("work");
+        std::fs::create_dir_all(&work).map_err(|e| Error::io(format!("creating {}", work.display()), e))?;
+        let ir_path = work.join(format!("{module}.ll"));
+        std::fs::write(&ir_path, &processed.ir).map_err(|e| Error::io(format!("writing {}", ir_path.display()), e))?;
+        stage("IR post-processing", t, &mut timings);
+
+        let t = Instant::now();
+        let ptx_text = if tc.llc.is_some() {
+            let (ptx, cmds) = codegen::ptx(&tc, &codegen::Input {
+                module: &module,
+                ir: &ir_path,
+                kernels: &processed.kernels,
+                needs_libdevice: processed.needs_libdevice,
+                arch: &lowest,
+                opt_level: self.opt_level,
+                work_dir: &work,
+            })?;
+            commands.extend(cmds);
+            ptx
+        } else {
+            let needs = [
+                (!processed.shared_statics.is_empty()).then_some("shared memory"),
+                processed.needs_libdevice.then_some("libdevice math"),
+                processed.meta.iter().any(|m| m.name.starts_with("__oxide_launch_bounds_")).then_some("launch bounds"),
+            ];
+            let needs: Vec<&str> = needs.into_iter().flatten().collect();
+            if !needs.is_empty() {
+                return Err(Error::new(
+                    ErrorKind::Llc,
+                    format!(
+                        "kernels module `{module}` uses {} which needs LLVM's llc {} next to the device rustc, and none was found.\n  \
+                         looked for: OXIDE_LLC, LLC_PATH, CUDA_OXIDE_LLC, the toolchain's llvm-tools, llc-{} on PATH\n  fix: {} (or {})",
+                        needs.join(", "),
+                        tc.llvm_major.map(|m| m.to_string()).unwrap_or_default(),
+                        tc.llvm_major.map(|m| m.to_string()).unwrap_or_else(|| "N".into()),
+                        toolchain::INSTALL_DEBIAN,
+                        "rustup component add llvm-tools"
+                    ),
+                ));
+            }
+            let asm = built.asm.as_ref().ok_or_else(|| Error::new(ErrorKind::Llc, "rustc wrote no PTX"))?;
+            if self.cargo_metadata {
+                println!("cargo:warning=oxide-build: no llc matching rustc's LLVM found; using the PTX rustc emitted itself");
+            }
+            std::fs::read_to_string(asm).map_err(|e| Error::io(format!("reading {}", asm.display()), e))?
+        };
+        stage("llc", t, &mut timings);
+
+        let dir = out_dir.join("oxide");
+        let ptx_path = dir.join(format!("{module}.ptx"));
+        device_crate::write_if_changed(&ptx_path, &ptx_text)?;
+        let mut kernels = manifest::parse_entries(&ptx_text);
+
+        let t = Instant::now();
+        let mut validated = false;
+        if let Some(ptxas) = &tc.ptxas {
+            for arch in &archs {
+                let cubin = dir.join(format!("{module}.{arch}.cubin"));
+                let report = ptxas::validate(ptxas, &ptx_path, arch, &module, &cubin)?;
+                commands.push(report.command);
+                for k in kernels.iter_mut() {
+                    if let Some(r) = report.resources.get(&k.name) {
+                        if (r.spill_stores > 0 || r.spill_loads > 0) && self.cargo_metadata {
+                            println!(
+                                "cargo:warning=oxide-build: kernel `{}` spills registers on {arch}: {} bytes stores, {} bytes loads ({} registers)",
+                                k.name, r.spill_stores, r.spill_loads, r.registers
+                            );
+                        }
+                        if arch == &lowest {
+                            k.resources = Some(r.clone());
+                        }
+                    }
+                }
+            }
+            validated = true;
+        } else if self.cargo_metadata {
+            println!("cargo:warning=oxide-build: ptxas not found, PTX not validated; fix: {}", toolchain::INSTALL_PTXAS);
+        }
+        stage("ptxas", t, &mut timings);
+
+        // Files the device build read, minus the toolchain's own sources and our generated root.
+        let sources: Vec<PathBuf> = built.sources.iter().filter(|p| !p.starts_with(&krate.dir) && !p.components().any(|c| c.as_os_str() == "rustlib")).cloned().collect();
+        let hash = manifest::source_hash(&sources).map_err(|e| Error::io("hashing kernel sources", e))?;
+        let meta: Vec<(String, Vec<u64>)> = processed.meta.iter().map(|m| (m.name.clone(), m.values.clone())).collect();
+        let manifest_path = dir.join(format!("{module}.manifest.json"));
+        let manifest = manifest::Manifest {
+            module: &module,
+            source: &source,
+            source_hash: hash,
+            archs: &archs,
+            ptx_file: &format!("{module}.ptx"),
+            kernels: &kernels,
+            meta: &meta,
+            toolchain: serde_json::json!({
+                "origin": tc.origin,
+                "rustc": tc.rustc_version,
+                "llvm_major": tc.llvm_major,
+                "llc": tc.llc.as_ref().map(|p| p.display().to_string()),
+                "ptxas": tc.ptxas.as_ref().map(|p| p.display().to_string()),
+                "libdevice": tc.libdevice.as_ref().map(|p| p.display().to_string()),
+            }),
+        };
+        device_crate::write_if_changed(&manifest_path, &manifest.to_json())?;
+
+        if self.cargo_metadata {
+            println!("cargo:rustc-env=OXIDE_PTX={}", ptx_path.display());
+            println!("cargo:rustc-env=OXIDE_MANIFEST={}", manifest_path.display());
+            println!("cargo:rerun-if-changed={}", source.display());
+            for s in &sources {
+                println!("cargo:rerun-if-changed={}", s.display());
+            }
+            if trace {
+                for c in &commands {
+                    println!("cargo:warning=oxide-build: ran {c}");
+                }
+            }
+        }
+        Ok(Output { ptx: ptx_path, manifest: manifest_path, kernels, sources, toolchain: tc, timings, commands, validated })
+    }
+}
+
+/// The crate's edition from its Cargo.toml (following `edition.workspace = true`).
+fn read_edition(manifest_dir: &Path) -> String {
+    let find = |text: &str| {
+        text.lines().map(str::trim).find_map(|l| {
+            let v = l.strip_prefix("edition")?.trim_start().strip_prefix('=')?.trim();
+            Some(v.trim_matches('"').to_string())
+        })
+    };
+    let own = std::fs::read_to_string(manifest_dir.join("Cargo.toml")).unwrap_or_default();
+    if let Some(e) = find(&own).filter(|e| e.chars().all(|c| c.is_ascii_digit())) {
+        return e;
+    }
+    for dir in manifest_dir.ancestors().skip(1) {
+        let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+        if text.contains("[workspace") {
+            if let Some(e) = find(&text).filter(|e| e.chars().all(|c| c.is_ascii_digit())) {
+                return e;
+            }
+        }
+    }
+    "2021".into()
+}
+
+/// Makes `path = "rel"` in a dependency spec absolute (the device crate lives elsewhere).
+fn absolutize_paths(spec: &str, base: &Path) -> String {
+    let Some(i) = spec.find("path") else { return spec.to_string() };
+    let rest = &spec[i + 4..];
+    let Some(q1) = rest.find('"') else { return spec.to_string() };
+    let Some(q2) = rest[q1 + 1..].find('"') else { return spec.to_string() };
+    let rel = &rest[q1 + 1..q1 + 1 + q2];
+    if Path::new(rel).is_absolute() {
+        return spec.to_string();
+    }
+    let abs = base.join(rel);
+    format!("{}{}\"{}\"{}", &spec[..i + 4], &rest[..q1], abs.display(), &rest[q1 + 2 + q2..])
+}

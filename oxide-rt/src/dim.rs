@@ -1,0 +1,64 @@
+//! Launch geometry shared by host launchers, the CPU executor and device indices.
+
+/// A three-dimensional extent or index, as CUDA's `dim3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl Dim3 {
+    pub const fn new(x: u32, y: u32, z: u32) -> Self {
+        Dim3 { x, y, z }
+    }
+
+    /// Number of elements in the extent (`x * y * z`), without overflow.
+    pub const fn volume(self) -> u64 {
+        self.x as u64 * self.y as u64 * self.z as u64
+    }
+}
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Self {
+        Dim3::new(x, 1, 1)
+    }
+}
+
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Self {
+        Dim3::new(x, y, 1)
+    }
+}
+
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Self {
+        Dim3::new(x, y, z)
+    }
+}
+
+/// Grid, block and dynamic shared memory of one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shared_mem_bytes: u32,
+}
+
+impl LaunchConfig {
+    pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> Self {
+        LaunchConfig { grid: grid.into(), block: block.into(), shared_mem_bytes: 0 }
+    }
+
+    /// Enough blocks of `block_size` threads to cover `n` elements in one dimension.
+    pub fn for_num_elems(n: u32, block_size: u32) -> Self {
+        let block_size = block_size.max(1);
+        LaunchConfig::new(n.div_ceil(block_size).max(1), block_size)
+    }
+
+    /// Sets the dynamic shared memory per block, in bytes.
+    pub fn shared_mem_bytes(mut self, bytes: u32) -> Self {
+        self.shared_mem_bytes = bytes;
+        self
+    }
+}

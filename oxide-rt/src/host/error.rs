@@ -1,0 +1,65 @@
+//! The one error type of the host runtime. Every variant says what failed and how to fix it.
+
+use std::fmt;
+
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// No CUDA driver library (libcuda) could be loaded.
+    NoDriver,
+    /// The driver is present but reports no device.
+    NoDevice,
+    /// A CUDA driver call failed.
+    Driver { what: String, source: cudarc::driver::DriverError },
+    /// The driver rejected the embedded PTX; `log` is the JIT compiler's own log.
+    PtxLoad { log: String, source: cudarc::driver::DriverError },
+    /// The launch configuration cannot run this kernel on this device.
+    InvalidLaunch { kernel: &'static str, reason: String },
+    /// A kernel panicked (bounds check, `panic!`, `unwrap` on `None`, …).
+    KernelPanic { kernel: &'static str, message: String, location: Option<String> },
+    /// Bad configuration of the runtime itself (environment variables).
+    Config(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoDriver => write!(
+                f,
+                "no CUDA driver found (libcuda.so could not be loaded); install the NVIDIA driver, \
+                 or run the kernels on the CPU with OXIDE_BACKEND=cpu"
+            ),
+            Error::NoDevice => write!(
+                f,
+                "the CUDA driver reports no GPU; check `nvidia-smi`, or run on the CPU with OXIDE_BACKEND=cpu"
+            ),
+            Error::Driver { what, source } => write!(f, "{what}: {source}"),
+            Error::PtxLoad { log, source } => {
+                write!(f, "the CUDA driver rejected the embedded PTX ({source})")?;
+                if log.trim().is_empty() {
+                    write!(f, "; the JIT log is empty")
+                } else {
+                    write!(f, ":\n{}", log.trim_end())
+                }
+            }
+            Error::InvalidLaunch { kernel, reason } => write!(f, "cannot launch kernel `{kernel}`: {reason}"),
+            Error::KernelPanic { kernel, message, location } => {
+                write!(f, "kernel `{kernel}` panicked")?;
+                if let Some(loc) = location {
+                    write!(f, " at {loc}")?;
+                }
+                write!(f, ": {message}")
+            }
+            Error::Config(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Driver { source, .. } | Error::PtxLoad { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

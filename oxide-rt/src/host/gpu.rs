@@ -1,0 +1,240 @@
+//! The CUDA side of the host runtime: contexts without panics, the embedded PTX loaded once per
+//! context (with the JIT log on failure), and the checks every typed launcher runs first.
+
+use super::Error;
+use crate::LaunchConfig;
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUjit_option};
+use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+use std::ffi::{c_void, CString};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+fn driver_err(what: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
+    let what = what.into();
+    move |source| Error::Driver { what, source }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding these locks cannot leave the caches half-written (each update is a
+    // single push), so a poisoned lock is still safe to use.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The error for a failed `cuLaunchKernel` of `kernel`.
+pub fn launch_error(kernel: &'static str, source: DriverError) -> Error {
+    Error::Driver { what: format!("launching kernel `{kernel}`"), source }
+}
+
+/// True when libcuda loads, initialises, and reports at least one device.
+pub fn gpu_available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        // SAFETY: only tries to dlopen the driver library; no symbols are called.
+        let present = unsafe { sys::is_culib_present() };
+        present && result::init().is_ok() && result::device::get_count().map(|n| n > 0).unwrap_or(false)
+    })
+}
+
+/// A CUDA context and its default stream, created without cudarc's panic when no driver exists.
+#[derive(Clone, Debug)]
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+}
+
+impl Gpu {
+    pub fn new(ordinal: usize) -> Result<Gpu, Error> {
+        // SAFETY: only tries to dlopen the driver library; no symbols are called.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(Error::NoDriver);
+        }
+        result::init().map_err(driver_err("cuInit failed"))?;
+        let count = result::device::get_count().map_err(driver_err("cuDeviceGetCount failed"))?;
+        if count <= 0 {
+            return Err(Error::NoDevice);
+        }
+        let ctx = CudaContext::new(ordinal).map_err(driver_err(format!("creating a context on GPU {ordinal}")))?;
+        let stream = ctx.default_stream();
+        Ok(Gpu { ctx, stream })
+    }
+
+    /// The device's name and compute capability, e.g. `NVIDIA H200 (sm_90)`.
+    pub fn describe(&self) -> String {
+        let name = self.ctx.name().unwrap_or_else(|_| "unknown GPU".into());
+        let major = self.ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).unwrap_or(0);
+        let minor = self.ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR).unwrap_or(0);
+        format!("{name} (sm_{major}{minor})")
+    }
+}
+
+/// Device limits a launch is checked against, read once per context.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    block: [u32; 3],
+    grid: [u32; 3],
+    shared_optin: u32,
+}
+
+impl Limits {
+    fn query(ctx: &CudaContext) -> Result<Limits, Error> {
+        use CUdevice_attribute::*;
+        let get = |a| -> Result<u32, Error> {
+            ctx.attribute(a).map(|v| v.max(0) as u32).map_err(driver_err(format!("reading device attribute {a:?}")))
+        };
+        Ok(Limits {
+            block: [get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?, get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?, get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?],
+            grid: [get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?, get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?, get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?],
+            shared_optin: get(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+        })
+    }
+}
+
+struct LoadedModule {
+    ptx: usize,
+    ctx: usize,
+    module: Arc<CudaModule>,
+    limits: Limits,
+}
+
+/// Every embedded PTX module loaded so far, per context. Kernels of one crate share one PTX
+/// string, so they share one module per context.
+static MODULES: Mutex<Vec<LoadedModule>> = Mutex::new(Vec::new());
+
+fn module_for(ctx: &Arc<CudaContext>, ptx: &'static str) -> Result<(Arc<CudaModule>, Limits), Error> {
+    let key = (ptx.as_ptr() as usize, Arc::as_ptr(ctx) as usize);
+    let mut modules = lock(&MODULES);
+    if let Some(m) = modules.iter().find(|m| (m.ptx, m.ctx) == key) {
+        return Ok((m.module.clone(), m.limits));
+    }
+    let limits = Limits::query(ctx)?;
+    let module = match ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)) {
+        Ok(m) => m,
+        Err(source) => return Err(Error::PtxLoad { log: jit_log(ctx, ptx), source }),
+    };
+    modules.push(LoadedModule { ptx: key.0, ctx: key.1, module: module.clone(), limits });
+    Ok((module, limits))
+}
+
+/// Loads the PTX again through `cuModuleLoadDataEx` with log buffers, only to report why the
+/// driver rejected it (cudarc's loader does not ask for the log).
+fn jit_log(ctx: &CudaContext, ptx: &str) -> String {
+    const LOG: usize = 16 * 1024;
+    let Ok(src) = CString::new(ptx) else { return "the PTX contains a NUL byte".into() };
+    if ctx.bind_to_thread().is_err() {
+        return String::new();
+    }
+    let mut error_log = vec![0u8; LOG];
+    let mut info_log = vec![0u8; LOG];
+    let mut options = [
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        CUjit_option::CU_JIT_INFO_LOG_BUFFER,
+        CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values = [
+        error_log.as_mut_ptr() as *mut c_void,
+        LOG as *mut c_void,
+        info_log.as_mut_ptr() as *mut c_void,
+        LOG as *mut c_void,
+    ];
+    let mut module: sys::CUmodule = std::ptr::null_mut();
+    // SAFETY: `src` is NUL-terminated PTX; each buffer option is paired with its size option and
+    // the buffers outlive the call; the context is bound to this thread above.
+    let rc = unsafe {
+        sys::cuModuleLoadDataEx(&mut module, src.as_ptr() as *const c_void, options.len() as u32, options.as_mut_ptr(), values.as_mut_ptr())
+    };
+    if rc == sys::CUresult::CUDA_SUCCESS && !module.is_null() {
+        // SAFETY: the module was just loaded by us and nothing else refers to it.
+        let _ = unsafe { result::module::unload(module) };
+    }
+    let text = |buf: &[u8]| String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]).into_owned();
+    let (err, info) = (text(&error_log), text(&info_log));
+    match (err.trim().is_empty(), info.trim().is_empty()) {
+        (false, false) => format!("{err}\n{info}"),
+        (false, true) => err,
+        _ => info,
+    }
+}
+
+/// One `#[kernel]` of an embedded PTX module: a `static` in every generated launcher.
+pub struct Kernel {
+    name: &'static str,
+    ptx: &'static str,
+    functions: Mutex<Vec<(usize, CudaFunction, u32)>>,
+}
+
+impl Kernel {
+    pub const fn new(ptx: &'static str, name: &'static str) -> Kernel {
+        Kernel { name, ptx, functions: Mutex::new(Vec::new()) }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The kernel's function in the stream's context (loading the module on first use) after
+    /// checking `cfg` against the device and the function's own limits.
+    pub fn prepare(&self, stream: &CudaStream, cfg: &LaunchConfig) -> Result<(CudaFunction, cudarc::driver::LaunchConfig), Error> {
+        let ctx = stream.context();
+        let ctx_key = Arc::as_ptr(ctx) as usize;
+        let (module, limits) = module_for(ctx, self.ptx)?;
+        let (func, max_threads) = {
+            let mut funcs = lock(&self.functions);
+            match funcs.iter().find(|f| f.0 == ctx_key) {
+                Some((_, f, max)) => (f.clone(), *max),
+                None => {
+                    let f = module.load_function(self.name).map_err(|source| Error::Driver {
+                        what: format!("kernel `{}` is not in the embedded PTX (was the crate built with oxide-build?)", self.name),
+                        source,
+                    })?;
+                    let max = f
+                        .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+                        .map_err(driver_err(format!("reading the thread limit of kernel `{}`", self.name)))?;
+                    funcs.push((ctx_key, f.clone(), max.max(0) as u32));
+                    (f, max.max(0) as u32)
+                }
+            }
+        };
+        self.check(cfg, &limits, max_threads)?;
+        if cfg.shared_mem_bytes > 48 * 1024 {
+            // Above 48 KiB the driver wants an explicit opt-in per function.
+            func.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, cfg.shared_mem_bytes as i32)
+                .map_err(driver_err(format!("allowing {} bytes of dynamic shared memory for kernel `{}`", cfg.shared_mem_bytes, self.name)))?;
+        }
+        let raw = cudarc::driver::LaunchConfig {
+            grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
+            block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
+            shared_mem_bytes: cfg.shared_mem_bytes,
+        };
+        Ok((func, raw))
+    }
+
+    fn check(&self, cfg: &LaunchConfig, limits: &Limits, max_threads: u32) -> Result<(), Error> {
+        let bad = |reason: String| Err(Error::InvalidLaunch { kernel: self.name, reason });
+        let (b, g) = (cfg.block, cfg.grid);
+        if b.volume() == 0 || g.volume() == 0 {
+            return bad(format!("empty launch: grid {g:?}, block {b:?}; every dimension must be at least 1"));
+        }
+        if b.volume() > max_threads as u64 {
+            return bad(format!(
+                "block of {} threads ({}x{}x{}) exceeds this kernel's limit of {max_threads} threads per block on this device",
+                b.volume(), b.x, b.y, b.z
+            ));
+        }
+        for (i, axis) in ["x", "y", "z"].iter().enumerate() {
+            let (bv, gv) = ([b.x, b.y, b.z][i], [g.x, g.y, g.z][i]);
+            if bv > limits.block[i] {
+                return bad(format!("block.{axis} = {bv} exceeds the device limit {}", limits.block[i]));
+            }
+            if gv > limits.grid[i] {
+                return bad(format!("grid.{axis} = {gv} exceeds the device limit {}", limits.grid[i]));
+            }
+        }
+        if cfg.shared_mem_bytes > limits.shared_optin {
+            return bad(format!(
+                "{} bytes of dynamic shared memory exceed the device limit of {} bytes per block",
+                cfg.shared_mem_bytes, limits.shared_optin
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,40 @@
+//! Host runtime: embedded-PTX modules on cudarc, launch checks, errors, and the CPU executor.
+
+pub(crate) mod cpu;
+mod error;
+mod gpu;
+
+pub use error::Error;
+pub use gpu::{gpu_available, Gpu};
+
+/// Which executor runs kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// NVIDIA GPU through the CUDA driver.
+    Cuda,
+    /// The CPU executor (same kernels, SIMT semantics on host threads).
+    Cpu,
+}
+
+impl Backend {
+    /// `OXIDE_BACKEND=cuda|cpu` when set; otherwise CUDA when a driver and a device are
+    /// present, else the CPU.
+    pub fn from_env() -> Result<Backend, Error> {
+        match std::env::var("OXIDE_BACKEND") {
+            Ok(v) if v.eq_ignore_ascii_case("cuda") || v.eq_ignore_ascii_case("gpu") => Ok(Backend::Cuda),
+            Ok(v) if v.eq_ignore_ascii_case("cpu") => Ok(Backend::Cpu),
+            Ok(v) if !v.is_empty() => Err(Error::Config(format!(
+                "OXIDE_BACKEND={v:?} is not a backend; use OXIDE_BACKEND=cuda or OXIDE_BACKEND=cpu"
+            ))),
+            _ => Ok(if gpu_available() { Backend::Cuda } else { Backend::Cpu }),
+        }
+    }
+}
+
+#[doc(hidden)]
+pub mod __private {
+    pub use super::cpu::{cpu_launch, SendPtr};
+    pub use super::gpu::{launch_error, Kernel};
+    pub use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, PushKernelArg};
+    pub use std::sync::Arc;
+}

@@ -1,0 +1,62 @@
+//! oxide runtime.
+//!
+//! * [`device`]: what kernels call (indices, barriers, disjoint output slices). It is `no_std`
+//!   and compiles for `nvptx64-nvidia-cuda` (intrinsics) and for the host (the CPU executor's
+//!   per-thread context), so the same kernel source runs on both.
+//! * [`host`] (not on nvptx64): loading embedded PTX through cudarc, launch checks, errors, and
+//!   the CPU executor behind every `cpu_<kernel>` launcher.
+//!
+//! Generated code reaches this crate only through [`__private`].
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
+
+pub mod device;
+mod dim;
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod host;
+
+pub use dim::{Dim3, LaunchConfig};
+pub use oxide_macros::kernel;
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub use host::{Backend, Error};
+
+/// The PTX that oxide-build embedded for the crate expanding this macro.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __oxide_ptx {
+    () => {
+        ::core::include_str!(::core::env!(
+            "OXIDE_PTX",
+            "no PTX was built for this crate's kernels; add `oxide_build::kernels(\"src/kernels.rs\").compile();` to its build.rs"
+        ))
+    };
+}
+
+/// Re-exports used by code that `#[kernel]` generates. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::device::DisjointSlice;
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub use crate::host::__private::*;
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub use crate::__oxide_ptx as ptx;
+
+    /// Rebuilds a kernel's `&[T]` argument from the pointer and length the host passed.
+    ///
+    /// # Safety
+    /// `ptr`/`len` must describe a live allocation of `len` initialised `T`s that nobody writes
+    /// during the kernel; the host launcher guarantees this by passing a shared borrow of a
+    /// device slice for the duration of the launch.
+    #[inline(always)]
+    pub unsafe fn slice_from_raw<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+        if len == 0 {
+            return &[];
+        }
+        // SAFETY: guaranteed by the caller, see above.
+        unsafe { core::slice::from_raw_parts(ptr, len) }
+    }
+}
