@@ -206,8 +206,9 @@ fn host_launchers(k: &Kernel<'_>) -> TokenStream {
             config: ::oxide_rt::LaunchConfig,
             #(#cpu_params),*
         ) -> ::core::result::Result<(), ::oxide_rt::Error> {
+            static KERNEL: #p::CpuKernel = #p::CpuKernel::new(#p::ptx!(), #export);
             #(#cpu_prep)*
-            #p::cpu_launch(#export, config, || { #call_kernel; })
+            #p::cpu_launch(&KERNEL, config, || { #call_kernel; })
         }
     }
 }

@@ -93,8 +93,23 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// One `#[kernel]` as the CPU executor sees it: a `static` in every generated CPU launcher. The
+/// kernel's PTX (same source) tells the executor whether it uses block/warp collectives.
+pub struct CpuKernel {
+    name: &'static str,
+    #[allow(dead_code)]
+    ptx: &'static str,
+}
+
+impl CpuKernel {
+    pub const fn new(ptx: &'static str, name: &'static str) -> CpuKernel {
+        CpuKernel { name, ptx }
+    }
+}
+
 /// Runs `thread_body` once per simulated thread of the launch `cfg`.
-pub fn cpu_launch<F: Fn() + Sync>(kernel: &'static str, cfg: LaunchConfig, thread_body: F) -> Result<(), Error> {
+pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_body: F) -> Result<(), Error> {
+    let kernel = kernel.name;
     check(kernel, &cfg)?;
     install_panic_hook();
     let blocks = cfg.grid.volume();

@@ -33,7 +33,7 @@ impl Backend {
 
 #[doc(hidden)]
 pub mod __private {
-    pub use super::cpu::{cpu_launch, SendPtr};
+    pub use super::cpu::{cpu_launch, CpuKernel, SendPtr};
     pub use super::gpu::{launch_error, Kernel};
     pub use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, PushKernelArg};
     pub use std::sync::Arc;
