@@ -353,10 +353,12 @@ impl Build {
 
         let t = Instant::now();
         let mut validated = false;
+        let mut cubins = Vec::new();
         if let Some(ptxas) = &tc.ptxas {
             for arch in &archs {
                 let cubin = dir.join(format!("{module}.{arch}.cubin"));
                 let report = ptxas::validate(ptxas, &ptx_path, arch, &module, &cubin)?;
+                cubins.push((arch.clone(), cubin));
                 commands.push(report.command);
                 for k in kernels.iter_mut() {
                     if let Some(r) = report.resources.get(&k.name) {
@@ -402,8 +404,14 @@ impl Build {
         };
         device_crate::write_if_changed(&manifest_path, &manifest.to_json())?;
 
+        // The cubins as a Rust expression that `include!` embeds next to the PTX.
+        let cubins_rs = dir.join(format!("{module}.cubins.rs"));
+        let entries: Vec<String> = cubins.iter().map(|(a, p)| format!("({a:?}, include_bytes!({:?}) as &[u8])", p.display().to_string())).collect();
+        device_crate::write_if_changed(&cubins_rs, &format!("&[{}]\n", entries.join(", ")))?;
+
         if self.cargo_metadata {
             println!("cargo:rustc-env=OXIDE_PTX={}", ptx_path.display());
+            println!("cargo:rustc-env=OXIDE_CUBINS={}", cubins_rs.display());
             println!("cargo:rustc-env=OXIDE_MANIFEST={}", manifest_path.display());
             println!("cargo:rerun-if-changed={}", source.display());
             for s in &sources {

@@ -173,7 +173,7 @@ fn host_launchers(k: &Kernel<'_>) -> TokenStream {
             config: ::oxide_rt::LaunchConfig,
             #(#gpu_params),*
         ) -> ::core::result::Result<(), ::oxide_rt::Error> {
-            static KERNEL: #p::Kernel = #p::Kernel::new(#p::ptx!(), #export);
+            static KERNEL: #p::Kernel = #p::Kernel::new(#p::module!(), #export);
             let __stream: &#p::CudaStream = stream;
             let (__func, __cfg) = KERNEL.prepare(__stream, &config)?;
             #(#gpu_prep)*
@@ -206,7 +206,7 @@ fn host_launchers(k: &Kernel<'_>) -> TokenStream {
             config: ::oxide_rt::LaunchConfig,
             #(#cpu_params),*
         ) -> ::core::result::Result<(), ::oxide_rt::Error> {
-            static KERNEL: #p::CpuKernel = #p::CpuKernel::new(#p::ptx!(), #export);
+            static KERNEL: #p::CpuKernel = #p::CpuKernel::new(#p::module!(), #export);
             #(#cpu_prep)*
             #p::cpu_launch(&KERNEL, config, || { #call_kernel; })
         }

@@ -22,16 +22,32 @@ pub use oxide_macros::kernel;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::{Backend, Error};
 
-/// The PTX that oxide-build embedded for the crate expanding this macro.
+/// The kernels module that oxide-build embedded for the crate expanding this macro: its PTX and
+/// the cubins ptxas produced (see `oxide_build`'s `OXIDE_PTX` / `OXIDE_CUBINS`).
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __oxide_ptx {
+macro_rules! __oxide_module {
     () => {
-        ::core::include_str!(::core::env!(
-            "OXIDE_PTX",
-            "no PTX was built for this crate's kernels; add `oxide_build::kernels(\"src/kernels.rs\").compile();` to its build.rs"
-        ))
+        &$crate::__private::EmbeddedModule {
+            ptx: ::core::include_str!(::core::env!(
+                "OXIDE_PTX",
+                "no PTX was built for this crate's kernels; add `oxide_build::kernels(\"src/kernels.rs\").compile();` to its build.rs"
+            )),
+            cubins: ::core::include!(::core::env!(
+                "OXIDE_CUBINS",
+                "no kernel images were built for this crate; add `oxide_build::kernels(\"src/kernels.rs\").compile();` to its build.rs"
+            )),
+        }
     };
+}
+
+/// A kernels module embedded in a host binary: PTX for any GPU (JIT-compiled by the driver) and
+/// ahead-of-time cubins per architecture, e.g. `("sm_90", bytes)`.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct EmbeddedModule {
+    pub ptx: &'static str,
+    pub cubins: &'static [(&'static str, &'static [u8])],
 }
 
 /// Re-exports used by code that `#[kernel]` generates. Not a public API.
@@ -43,7 +59,8 @@ pub mod __private {
     pub use crate::host::__private::*;
 
     #[cfg(not(target_arch = "nvptx64"))]
-    pub use crate::__oxide_ptx as ptx;
+    pub use crate::__oxide_module as module;
+    pub use crate::EmbeddedModule;
 
     /// Rebuilds a kernel's `&[T]` argument from the pointer and length the host passed.
     ///

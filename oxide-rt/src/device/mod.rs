@@ -7,6 +7,7 @@
 mod slice;
 pub mod sync;
 pub mod thread;
+pub mod warp;
 
 #[cfg(target_arch = "nvptx64")]
 mod nvptx;

@@ -98,12 +98,12 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 pub struct CpuKernel {
     name: &'static str,
     #[allow(dead_code)]
-    ptx: &'static str,
+    module: &'static crate::EmbeddedModule,
 }
 
 impl CpuKernel {
-    pub const fn new(ptx: &'static str, name: &'static str) -> CpuKernel {
-        CpuKernel { name, ptx }
+    pub const fn new(module: &'static crate::EmbeddedModule, name: &'static str) -> CpuKernel {
+        CpuKernel { name, module }
     }
 }
 

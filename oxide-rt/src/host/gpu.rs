@@ -159,12 +159,14 @@ fn jit_log(ctx: &CudaContext, ptx: &str) -> String {
 pub struct Kernel {
     name: &'static str,
     ptx: &'static str,
+    #[allow(dead_code)]
+    module: &'static crate::EmbeddedModule,
     functions: Mutex<Vec<(usize, CudaFunction, u32)>>,
 }
 
 impl Kernel {
-    pub const fn new(ptx: &'static str, name: &'static str) -> Kernel {
-        Kernel { name, ptx, functions: Mutex::new(Vec::new()) }
+    pub const fn new(module: &'static crate::EmbeddedModule, name: &'static str) -> Kernel {
+        Kernel { name, ptx: module.ptx, module, functions: Mutex::new(Vec::new()) }
     }
 
     pub fn name(&self) -> &'static str {
