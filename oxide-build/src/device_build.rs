@@ -17,6 +17,8 @@ pub(crate) struct Options<'a> {
     pub cfgs: &'a [String],
     /// Also have rustc write PTX itself (used when no matching llc exists).
     pub emit_asm: bool,
+    /// No libdevice: the device API falls back to its own `no_std` math (`--cfg oxide_no_libdevice`).
+    pub no_libdevice: bool,
 }
 
 pub(crate) struct DeviceBuild {
@@ -53,7 +55,10 @@ pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, target_dir: &P
     }
     // The same flags for every crate of the device build (so `core` is shared between crates):
     // MIR jump threading can duplicate a barrier call into two branches, which breaks bar.sync.
-    let rustflags = ["-Zmir-enable-passes=-JumpThreading".to_string(), format!("-Ctarget-cpu={}", opts.arch)];
+    let mut rustflags = vec!["-Zmir-enable-passes=-JumpThreading".to_string(), format!("-Ctarget-cpu={}", opts.arch)];
+    if opts.no_libdevice {
+        rustflags.extend(["--cfg".to_string(), "oxide_no_libdevice".to_string()]);
+    }
     cmd.env("CARGO_ENCODED_RUSTFLAGS", rustflags.join("\x1f"));
 
     let command = command_line(&cmd);

@@ -14,6 +14,8 @@ pub(crate) struct Env {
     isolated: bool,
     /// Print `cargo:rerun-if-env-changed` for each variable read.
     pub(crate) emit_rerun: bool,
+    /// Where distribution toolchains live (tests point this at shims).
+    pub(crate) system_bins: Option<Vec<PathBuf>>,
 }
 
 impl Env {
@@ -43,6 +45,10 @@ impl Env {
 
     pub(crate) fn path(&self, key: &str) -> Option<PathBuf> {
         self.var_os(key).map(PathBuf::from)
+    }
+
+    pub(crate) fn system_bins(&self) -> Vec<PathBuf> {
+        self.system_bins.clone().unwrap_or_else(|| vec!["/usr/bin".into(), "/usr/local/bin".into()])
     }
 
     /// The directories of `PATH`, in order.

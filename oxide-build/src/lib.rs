@@ -193,6 +193,13 @@ impl Build {
         self
     }
 
+    /// Directories searched for a distribution rustc (default `/usr/bin`, `/usr/local/bin`).
+    #[doc(hidden)]
+    pub fn system_bins(&mut self, dirs: &[&Path]) -> &mut Build {
+        self.env.system_bins = Some(dirs.iter().map(|d| d.to_path_buf()).collect());
+        self
+    }
+
     /// Ignores the process environment except for overrides (tests).
     #[doc(hidden)]
     pub fn isolated_env(&mut self) -> &mut Build {
@@ -235,7 +242,17 @@ impl Build {
         if !source.is_file() {
             return Err(config(format!("the kernels module {} does not exist (resolved to {})", rel.display(), source.display())));
         }
-        let module = source.file_stem().map(|s| device_crate::sanitize(&s.to_string_lossy())).unwrap_or_else(|| "kernels".into());
+        // `src/kernels.rs` → module `kernels`; `src/kernels/mod.rs` → `kernels` too.
+        let (src_dir, module) = if source.file_name().is_some_and(|n| n == "mod.rs") {
+            let dir = source.parent().unwrap_or(Path::new("."));
+            (dir.parent().unwrap_or(Path::new(".")).to_path_buf(), dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+        } else {
+            let stem = source.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            (source.parent().unwrap_or(Path::new(".")).to_path_buf(), stem)
+        };
+        if module.is_empty() || !module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || module.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(config(format!("the kernels module file {} must be named like a Rust module (e.g. src/kernels.rs)", rel.display())));
+        }
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => self.env.path("OUT_DIR").ok_or_else(|| config("OUT_DIR is not set; run oxide-build from a build script or call .out_dir(..)".into()))?,
@@ -277,7 +294,7 @@ impl Build {
             dir: target_dir.join("crates").join(format!("{}-{module}", device_crate::sanitize(&package))),
             host_package: &package,
             module_name: &module,
-            source: &source,
+            src_dir: &src_dir,
             edition: &edition,
             oxide_rt: &oxide_rt,
             dependencies: &dependencies,
@@ -288,6 +305,7 @@ impl Build {
             opt_level: self.opt_level,
             cfgs: &self.cfgs,
             emit_asm: tc.llc.is_none(),
+            no_libdevice: tc.libdevice.is_none(),
         })?;
         commands.push(built.command.clone());
         stage("device build (cargo + rustc)", t, &mut timings);

@@ -173,7 +173,7 @@ fn rustup(env: &Env, tried: &mut Tried) -> Option<Rustc> {
 }
 
 fn system(env: &Env, tried: &mut Tried) -> Option<Rustc> {
-    let mut candidates: Vec<PathBuf> = vec!["/usr/bin/rustc".into(), "/usr/local/bin/rustc".into()];
+    let mut candidates: Vec<PathBuf> = env.system_bins().into_iter().map(|d| d.join("rustc")).collect();
     // A `rustc` on PATH that is not a rustup proxy (those were covered above).
     if let Some(p) = env.which("rustc") {
         if !p.components().any(|c| c.as_os_str() == ".cargo") {
@@ -267,7 +267,9 @@ fn llvm_tools(env: &Env, rc: &Rustc) -> Result<LlvmTools, Error> {
             host_bin.or_else(|| {
                 let m = major?;
                 env.which(&format!("llc-{m}"))
-                    .or_else(|| Some(PathBuf::from(format!("/usr/lib/llvm-{m}/bin/llc"))).filter(|p| is_executable(p)))
+                    .or_else(|| {
+                        env.system_bins().iter().filter_map(|d| d.parent()).map(|p| p.join(format!("lib/llvm-{m}/bin/llc"))).find(|p| is_executable(p))
+                    })
                     .or_else(|| env.which("llc").filter(|p| llc_major(env, p) == Some(m)))
             })
         }
@@ -309,4 +311,180 @@ fn find_libdevice(env: &Env, ptxas: Option<&Path>) -> Option<PathBuf> {
         roots.insert(0, root.to_path_buf());
     }
     roots.into_iter().map(|r| r.join("nvvm/libdevice/libdevice.10.bc")).find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Discovery against shim tools that record their argv (like cc's tests/support).
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
+    struct Sandbox {
+        dir: tempfile::TempDir,
+        env: Env,
+    }
+
+    impl Sandbox {
+        fn new() -> Sandbox {
+            let dir = tempfile::tempdir().unwrap();
+            let mut env = Env::default();
+            env.isolate();
+            env.system_bins = Some(vec![dir.path().join("usr/bin")]);
+            env.set("HOME", Some(dir.path().join("home").into()));
+            env.set("PATH", Some(dir.path().join("path").into()));
+            fs::create_dir_all(dir.path().join("path")).unwrap();
+            Sandbox { dir, env }
+        }
+
+        fn path(&self, rel: &str) -> PathBuf {
+            self.dir.path().join(rel)
+        }
+
+        fn log(&self) -> String {
+            fs::read_to_string(self.path("argv.log")).unwrap_or_default()
+        }
+
+        /// A shim that appends its name and argv to argv.log and answers like the real tool.
+        fn shim(&self, rel: &str, version: &str, sysroot: &Path) -> PathBuf {
+            let p = self.path(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            let script = format!(
+                "#!/bin/sh\necho \"${{0##*/}} $*\" >> {log}\n\
+                 case \"$1\" in\n  -vV) printf '{version}\\nhost: x86_64-unknown-linux-gnu\\nLLVM version: 22.1.8\\n' ;;\n  \
+                 --print) echo {sysroot} ;;\n  --version) echo 'LLVM version 22.1.8' ;;\nesac\n",
+                log = self.path("argv.log").display(),
+                sysroot = sysroot.display(),
+            );
+            fs::write(&p, script).unwrap();
+            fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        }
+
+        /// A rustc + cargo pair under `root/bin` with sysroot `root`, optionally with rust-src.
+        fn toolchain(&self, root: &str, version: &str, rust_src: bool) -> (PathBuf, PathBuf) {
+            let sysroot = self.path(root);
+            if rust_src {
+                let core = sysroot.join("lib/rustlib/src/rust/library/core");
+                fs::create_dir_all(&core).unwrap();
+                fs::write(core.join("Cargo.toml"), "[package]\nname = \"core\"\n").unwrap();
+            }
+            let rustc = self.shim(&format!("{root}/bin/rustc"), version, &sysroot);
+            let cargo = self.shim(&format!("{root}/bin/cargo"), version, &sysroot);
+            (rustc, cargo)
+        }
+    }
+
+    #[test]
+    fn explicit_variables_win_and_are_probed() {
+        let mut sb = Sandbox::new();
+        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", true);
+        let (rustc, cargo) = sb.toolchain("custom", "rustc 1.96.0 (x 2026-05-25)", true);
+        sb.env.set("OXIDE_DEVICE_RUSTC", Some(rustc.clone().into()));
+        let tc = discover(&sb.env).unwrap();
+        assert_eq!(tc.rustc, rustc);
+        assert_eq!(tc.cargo, cargo, "cargo next to OXIDE_DEVICE_RUSTC is used");
+        assert!(tc.origin.starts_with("OXIDE_DEVICE_RUSTC="));
+        assert!(tc.bootstrap, "a stable rustc needs RUSTC_BOOTSTRAP");
+        assert_eq!(tc.llvm_major, Some(22));
+        let log = sb.log();
+        assert!(log.contains("rustc -vV") && log.contains("rustc --print sysroot"), "{log}");
+    }
+
+    #[test]
+    fn rustup_nightly_with_rust_src_is_preferred() {
+        let sb = Sandbox::new();
+        sb.toolchain("home/.rustup/toolchains/stable-x86_64-unknown-linux-gnu", "rustc 1.95.0 (x 2026-04-14)", true);
+        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", true);
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true);
+        let tc = discover(&sb.env).unwrap();
+        assert!(tc.rustc.to_string_lossy().contains("nightly"), "{}", tc.rustc.display());
+        assert!(!tc.bootstrap);
+        assert_eq!(tc.origin, "rustup toolchain nightly-x86_64-unknown-linux-gnu");
+    }
+
+    #[test]
+    fn system_rustc_with_library_sources_and_matching_llc() {
+        let sb = Sandbox::new();
+        let (rustc, _) = sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25) (built from a source tarball)", true);
+        let llc = sb.shim("path/llc-22", "", Path::new("/"));
+        let opt = sb.shim("path/opt-22", "", Path::new("/"));
+        let link = sb.shim("path/llvm-link-22", "", Path::new("/"));
+        let tc = discover(&sb.env).unwrap();
+        assert_eq!(tc.rustc, rustc);
+        assert!(tc.bootstrap);
+        assert_eq!(tc.llc.as_deref(), Some(llc.as_path()));
+        assert_eq!(tc.opt.as_deref(), Some(opt.as_path()));
+        assert_eq!(tc.llvm_link.as_deref(), Some(link.as_path()));
+    }
+
+    #[test]
+    fn llc_overrides_in_order() {
+        let mut sb = Sandbox::new();
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true);
+        sb.shim("path/llc-22", "", Path::new("/"));
+        let mine = sb.shim("tools/my-llc", "", Path::new("/"));
+        let theirs = sb.shim("tools/their-llc", "", Path::new("/"));
+        sb.env.set("CUDA_OXIDE_LLC", Some(theirs.clone().into()));
+        assert_eq!(discover(&sb.env).unwrap().llc, Some(theirs.clone()));
+        sb.env.set("LLC_PATH", Some(mine.clone().into()));
+        assert_eq!(discover(&sb.env).unwrap().llc, Some(mine.clone()));
+        sb.env.set("OXIDE_LLC", Some(sb.path("nope/llc").into()));
+        let err = discover(&sb.env).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Config);
+        assert!(err.message.contains("OXIDE_LLC="), "{err}");
+    }
+
+    #[test]
+    fn llc_of_another_llvm_major_is_not_used() {
+        let sb = Sandbox::new();
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true);
+        sb.shim("path/llc-19", "", Path::new("/"));
+        let tc = discover(&sb.env).unwrap();
+        assert_eq!(tc.llc, None, "llc-19 does not match rustc's LLVM 22");
+    }
+
+    #[test]
+    fn ptxas_on_path_and_libdevice_next_to_it() {
+        let sb = Sandbox::new();
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true);
+        let ptxas = sb.shim("cuda/bin/ptxas", "", Path::new("/"));
+        let lib = sb.path("cuda/nvvm/libdevice/libdevice.10.bc");
+        fs::create_dir_all(lib.parent().unwrap()).unwrap();
+        fs::write(&lib, b"BC").unwrap();
+        let mut env = sb.env.clone();
+        env.set("PATH", Some(ptxas.parent().unwrap().as_os_str().to_owned()));
+        let tc = discover(&env).unwrap();
+        assert_eq!(tc.ptxas.as_deref(), Some(ptxas.as_path()));
+        assert_eq!(tc.libdevice.as_deref(), Some(lib.as_path()));
+    }
+
+    #[test]
+    fn nothing_found_names_what_was_looked_for_and_the_install_command() {
+        let sb = Sandbox::new();
+        let err = discover(&sb.env).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ToolchainNotFound);
+        let m = err.to_string();
+        assert!(m.contains("OXIDE_DEVICE_RUSTC"), "{m}");
+        assert!(m.contains("rustc: not found"), "{m}");
+        assert!(m.contains(INSTALL_RUSTUP) && m.contains(INSTALL_DEBIAN), "{m}");
+    }
+
+    #[test]
+    fn toolchain_without_rust_src_gets_the_component_fix() {
+        let sb = Sandbox::new();
+        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", false);
+        let err = discover(&sb.env).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::MissingRustSrc);
+        assert!(err.to_string().contains("rustup component add rust-src --toolchain nightly-x86_64-unknown-linux-gnu"), "{err}");
+    }
+
+    #[test]
+    fn system_rustc_without_sources_gets_the_debian_fix() {
+        let sb = Sandbox::new();
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", false);
+        let err = discover(&sb.env).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::MissingRustSrc);
+        assert!(err.to_string().contains("apt-get install rust-web-src"), "{err}");
+    }
 }
