@@ -1,0 +1,33 @@
+//! Kernels compiled for the host and for nvptx64. `mod util` checks that nested modules
+//! resolve the same way in both builds.
+use oxide_rt::device::*;
+
+mod util;
+
+/// `y[i] = a * x[i] + b` through a helper in a nested module.
+#[kernel]
+pub fn affine(a: f32, b: f32, x: &[f32], mut y: DisjointSlice<f32>) {
+    let i = thread::index();
+    if let Some(out) = y.get_mut(i) {
+        *out = util::affine(a, b, x[i.get()]);
+    }
+}
+
+/// Every thread of a 3D grid of 3D blocks writes its own linear index: the output must be
+/// exactly 0..n, which shows `thread::index()` is unique for the geometry.
+#[kernel]
+pub fn linear_ids(mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    if let Some(o) = out.get_mut(i) {
+        *o = i.get() as u32;
+    }
+}
+
+/// A kernel with launch bounds: blocks above 128 threads are rejected before launch.
+#[kernel(launch_bounds(128))]
+pub fn bounded(x: &[u32], mut y: DisjointSlice<u32>) {
+    let i = thread::index();
+    if let Some(o) = y.get_mut(i) {
+        *o = x[i.get()].wrapping_mul(3);
+    }
+}

@@ -1,0 +1,87 @@
+//! The kernels run on the CPU executor everywhere and on the GPU when one is present.
+
+use oxide_e2e::kernels;
+use oxide_rt::{Error, LaunchConfig};
+
+fn inputs(n: usize) -> Vec<f32> {
+    (0..n).map(|i| (i as f32 * 0.37).sin()).collect()
+}
+
+#[test]
+fn affine_on_the_cpu_matches_the_formula() {
+    let n = 10_007; // not a multiple of the block
+    let x = inputs(n);
+    let mut y = vec![0.0f32; n];
+    kernels::cpu_affine_with(LaunchConfig::for_num_elems(n as u32, 128), 1.5, -2.0, &x, &mut y).unwrap();
+    for i in 0..n {
+        assert_eq!(y[i], 1.5 * x[i] - 2.0, "element {i}");
+    }
+}
+
+#[test]
+fn linear_ids_are_unique_for_a_3d_geometry_on_the_cpu() {
+    let (grid, block) = ((3u32, 2u32, 2u32), (4u32, 2u32, 3u32));
+    let n = 3 * 2 * 2 * 4 * 2 * 3;
+    let mut out = vec![u32::MAX; n];
+    kernels::cpu_linear_ids(grid, block, &mut out).unwrap();
+    assert_eq!(out, (0..n as u32).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_cpu_rejects_a_block_of_2048_threads() {
+    let mut out = vec![0u32; 4096];
+    let err = kernels::cpu_linear_ids(2u32, 2048u32, &mut out).unwrap_err();
+    assert!(matches!(err, Error::InvalidLaunch { kernel: "linear_ids", .. }), "{err}");
+    assert!(err.to_string().contains("2048"), "{err}");
+}
+
+fn gpu() -> Option<oxide_rt::host::Gpu> {
+    match oxide_rt::host::Gpu::new(0) {
+        Ok(g) => Some(g),
+        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}"),
+        Err(e) => {
+            eprintln!("skipped: no GPU ({e})");
+            None
+        }
+    }
+}
+
+#[test]
+fn gpu_results_match_the_cpu() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let n = 1_000_003;
+    let x = inputs(n);
+    let dx = s.clone_htod(&x).unwrap();
+    let mut dy = s.alloc_zeros::<f32>(n).unwrap();
+    kernels::launch_affine_with(s, LaunchConfig::for_num_elems(n as u32, 256), 1.5, -2.0, &dx, &mut dy).unwrap();
+    let gpu_y = s.clone_dtoh(&dy).unwrap();
+    let mut cpu_y = vec![0.0f32; n];
+    kernels::cpu_affine_with(LaunchConfig::for_num_elems(n as u32, 256), 1.5, -2.0, &x, &mut cpu_y).unwrap();
+    // a*x+b: the GPU contracts to one fma (one rounding), the CPU rounds twice: within 1 ulp.
+    for i in 0..n {
+        assert!((gpu_y[i] - cpu_y[i]).abs() <= f32::EPSILON * cpu_y[i].abs().max(1.0), "element {i}: {} vs {}", gpu_y[i], cpu_y[i]);
+    }
+
+    let (grid, block) = ((3u32, 2u32, 2u32), (4u32, 2u32, 3u32));
+    let m = 3 * 2 * 2 * 4 * 2 * 3;
+    let mut d = s.alloc_zeros::<u32>(m).unwrap();
+    kernels::launch_linear_ids(s, grid, block, &mut d).unwrap();
+    assert_eq!(s.clone_dtoh(&d).unwrap(), (0..m as u32).collect::<Vec<_>>());
+}
+
+#[test]
+fn gpu_launch_checks_fail_before_launching() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let mut d = s.alloc_zeros::<u32>(4096).unwrap();
+    let err = kernels::launch_linear_ids(s, 2u32, 2048u32, &mut d).unwrap_err();
+    assert!(matches!(err, Error::InvalidLaunch { kernel: "linear_ids", .. }), "{err}");
+    // launch_bounds(128): 256 threads exceed this kernel's own limit.
+    let x = s.alloc_zeros::<u32>(256).unwrap();
+    let mut y = s.alloc_zeros::<u32>(256).unwrap();
+    let err = kernels::launch_bounded(s, 1u32, 256u32, &x, &mut y).unwrap_err();
+    assert!(err.to_string().contains("exceeds this kernel's limit of 128"), "{err}");
+    kernels::launch_bounded(s, 2u32, 128u32, &x, &mut y).unwrap();
+    s.synchronize().unwrap();
+}
