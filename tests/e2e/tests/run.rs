@@ -85,3 +85,30 @@ fn gpu_launch_checks_fail_before_launching() {
     kernels::launch_bounded(s, 2u32, 128u32, &x, &mut y).unwrap();
     s.synchronize().unwrap();
 }
+
+#[test]
+fn without_a_driver_creating_a_context_is_an_error_not_a_panic() {
+    if oxide_rt::host::gpu_available() {
+        eprintln!("skipped: a GPU is present, so there is no missing-driver error to see");
+        return;
+    }
+    let err = oxide_rt::host::Gpu::new(0).unwrap_err();
+    assert!(matches!(err, Error::NoDriver | Error::NoDevice), "{err}");
+    assert!(err.to_string().contains("OXIDE_BACKEND=cpu"), "the message names the fix: {err}");
+}
+
+/// PTX the driver rejects surfaces the JIT compiler's own log, through the launchers' path.
+#[test]
+fn invalid_ptx_reports_the_jit_log() {
+    let Some(g) = gpu() else { return };
+    static BROKEN: oxide_rt::EmbeddedModule = oxide_rt::EmbeddedModule {
+        ptx: ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry broken()\n{\n\tmov.u32 %r1, %tid.x;\n\tret;\n}\n",
+        cubins: &[],
+    };
+    static KERNEL: oxide_rt::__private::Kernel = oxide_rt::__private::Kernel::new(&BROKEN, "broken");
+    let err = KERNEL.prepare(&g.stream, &LaunchConfig::new(1u32, 32u32)).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, Error::PtxLoad { .. }), "{msg}");
+    assert!(msg.contains("%r1"), "the JIT log names the undeclared register: {msg}");
+    println!("{msg}");
+}
