@@ -24,7 +24,7 @@ PTXAS="$(ls "$VENV"/lib/python3*/site-packages/nvidia/cu13/bin/ptxas 2>/dev/null
 if [ -z "$PTXAS" ]; then
   echo "oxide setup: installing ptxas + libdevice (pip nvidia-cuda-nvcc) into $VENV" >&2
   python3 -m venv "$VENV" >&2
-  "$VENV/bin/pip" install -q --disable-pip-version-check "nvidia-cuda-nvcc>=13,<14" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check "nvidia-cuda-nvcc==13.0.88" >&2
   PTXAS="$(ls "$VENV"/lib/python3*/site-packages/nvidia/cu13/bin/ptxas | head -n1)"
 fi
 
