@@ -2,8 +2,7 @@
 //! present, else on the CPU executor (`OXIDE_BACKEND=cpu|cuda` forces one), checked against a
 //! plain loop.
 
-mod kernels;
-
+use saxpy::kernels;
 use oxide_rt::host::Gpu;
 use oxide_rt::{Backend, LaunchConfig};
 use std::process::ExitCode;
@@ -31,7 +30,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // Deterministic inputs without a RNG dependency: a cheap integer hash.
     let x: Vec<f32> = (0..n).map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 8) as f32 / 16_777_216.0).collect();
     let y0: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.001).collect();
-    let expected: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| a * x + y).collect();
+    let expected = saxpy::reference(a, &x, &y0);
     let cfg = LaunchConfig::for_num_elems(n32, BLOCK);
 
     let backend = Backend::from_env()?;

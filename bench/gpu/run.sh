@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (no Rust there): compiles the CUDA C++ twins with that machine's nvcc,
+# then runs the prebuilt bench binary. Usage: bench/gpu/run.sh <oxide-bench-gpu binary> <out dir>
+set -euo pipefail
+BIN="$1"; OUT="$2"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+mkdir -p "$OUT/twins"
+NVCC="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
+"$NVCC" --version | tail -n 2
+for cu in "$HERE"/cuda/*.cu; do
+  name="$(basename "$cu" .cu)"
+  "$NVCC" -O3 -arch=sm_90 -ptx "$cu" -o "$OUT/twins/$name.ptx"
+done
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64"
+"$BIN" --twins "$OUT/twins" --csv "$OUT/bench.csv" "${@:3}"

@@ -1,0 +1,107 @@
+//! Timing and reporting shared by every case: CUDA events around each launch, warm-up, the
+//! median of many runs; the CUDA C++ twins loaded from nvcc's PTX.
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+pub struct Bench {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub twins: PathBuf,
+    pub warmup: usize,
+    pub iters: usize,
+}
+
+impl Bench {
+    /// Median time in ms of `f` (one launch or launch sequence), each run timed with events.
+    pub fn time(&self, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
+        for _ in 0..self.warmup {
+            f()?;
+        }
+        self.stream.synchronize()?;
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let mut samples = Vec::with_capacity(self.iters);
+        for _ in 0..self.iters {
+            let (start, end) = (self.ctx.new_event(flags)?, self.ctx.new_event(flags)?);
+            start.record(&self.stream)?;
+            f()?;
+            end.record(&self.stream)?;
+            end.synchronize()?;
+            samples.push(start.elapsed_ms(&end)? as f64);
+        }
+        samples.sort_by(|a, b| a.total_cmp(b));
+        Ok(samples[samples.len() / 2])
+    }
+
+    /// A `extern "C" __global__` function of the nvcc-compiled twin `<name>.ptx`.
+    pub fn twin(&self, file: &str, function: &str) -> Res<(Arc<CudaModule>, CudaFunction)> {
+        let path = self.twins.join(format!("{file}.ptx"));
+        let ptx = std::fs::read_to_string(&path).map_err(|e| format!("reading twin {}: {e} (run bench/gpu/run.sh)", path.display()))?;
+        let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
+        let f = module.load_function(function)?;
+        Ok((module, f))
+    }
+}
+
+/// What a case reports: its work per run, so throughput can be derived.
+pub enum Work {
+    /// Bytes read + written by one run.
+    Bytes(f64),
+    /// Floating-point operations of one run.
+    Flops(f64),
+}
+
+pub struct Row {
+    pub kernel: String,
+    pub size: String,
+    pub oxide_ms: f64,
+    pub cuda_ms: f64,
+    pub work: Work,
+    /// Extra reference (e.g. cuBLAS) as (name, ms).
+    pub reference: Option<(String, f64)>,
+    pub max_error: f64,
+}
+
+impl Row {
+    pub fn ratio(&self) -> f64 {
+        self.oxide_ms / self.cuda_ms
+    }
+
+    /// GB/s or TFLOP/s of the oxide kernel.
+    pub fn throughput(&self) -> (f64, &'static str) {
+        match self.work {
+            Work::Bytes(b) => (b / (self.oxide_ms * 1e-3) / 1e9, "GB/s"),
+            Work::Flops(f) => (f / (self.oxide_ms * 1e-3) / 1e12, "TFLOP/s"),
+        }
+    }
+}
+
+/// Deterministic pseudo-random numbers (splitmix64), a fresh stream per seed.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [-1, 1).
+    pub fn f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
+
+    pub fn vec_f32(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.f32()).collect()
+    }
+}
