@@ -1,7 +1,77 @@
-//! The saxpy example as a library, so benchmarks and differential tests can reuse its kernels.
+//! saxpy as a library: the kernels plus the uniform example API (random problem, scalar
+//! reference, CPU and GPU runs, comparison) shared by main.rs, the differential tests and the
+//! benchmarks.
 pub mod kernels;
 
-/// The CPU reference: `a * x[i] + y[i]`.
-pub fn reference(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
-    x.iter().zip(y).map(|(x, y)| a * x + y).collect()
+use cudarc::driver::CudaStream;
+use oxide_rt::LaunchConfig;
+use std::sync::Arc;
+
+pub const BLOCK: u32 = 256;
+pub const DEFAULT_SIZE: usize = 1 << 26;
+/// Sizes for differential tests: tiny, one short of / one past a block, not block multiples, large.
+pub const SIZES: &[usize] = &[1, 255, 257, 1000, 4099, 65_537, 1_000_003];
+
+pub struct Problem {
+    pub a: f32,
+    pub x: Vec<f32>,
+    pub y: Vec<f32>,
+}
+
+pub type Output = Vec<f32>;
+
+/// splitmix64 mapped to [-1, 1).
+fn uniform(state: &mut u64) -> f32 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+}
+
+pub fn problem(seed: u64, size: usize) -> Problem {
+    let mut s = seed;
+    let a = uniform(&mut s) * 4.0;
+    Problem { a, x: (0..size).map(|_| uniform(&mut s)).collect(), y: (0..size).map(|_| uniform(&mut s)).collect() }
+}
+
+/// The scalar reference: `a * x[i] + y[i]`.
+pub fn reference(p: &Problem) -> Output {
+    p.x.iter().zip(&p.y).map(|(x, y)| p.a * x + y).collect()
+}
+
+fn config(n: usize) -> LaunchConfig {
+    LaunchConfig::for_num_elems(n as u32, BLOCK)
+}
+
+pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
+    let mut y = p.y.clone();
+    kernels::cpu_saxpy_with(config(p.x.len()), p.a, &p.x, &mut y)?;
+    Ok(y)
+}
+
+pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
+    let err = |what: &str| {
+        let what = what.to_string();
+        move |source| oxide_rt::Error::Driver { what, source }
+    };
+    let x = stream.clone_htod(&p.x).map_err(err("copying x to the GPU"))?;
+    let mut y = stream.clone_htod(&p.y).map_err(err("copying y to the GPU"))?;
+    kernels::launch_saxpy_with(stream, config(p.x.len()), p.a, &x, &mut y)?;
+    stream.clone_dtoh(&y).map_err(err("copying y back"))
+}
+
+/// The GPU contracts `a*x + y` into one fma (one rounding), the CPU may round twice: the
+/// results differ by at most one rounding of the product, |a*x| * 2^-24, plus 1 ulp of the sum.
+pub fn compare(got: &Output, want: &Output) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("length {} != {}", got.len(), want.len()));
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let tol = 4.0 * f32::EPSILON * (w.abs() + 4.0);
+        if (g - w).abs() > tol {
+            return Err(format!("element {i}: got {g}, want {w} (tolerance {tol})"));
+        }
+    }
+    Ok(())
 }

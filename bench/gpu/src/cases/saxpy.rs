@@ -1,22 +1,21 @@
 //! saxpy, 2^28 elements (1 GiB per array, far beyond L2), block 256.
 
-use crate::harness::{Bench, Res, Rng, Row, Work};
+use crate::harness::{Bench, Res, Row, Work};
 use cudarc::driver::PushKernelArg;
 use oxide_rt::LaunchConfig;
 
 pub fn run(b: &Bench) -> Res<Row> {
     let n: usize = 1 << 28;
     let s = &b.stream;
-    let mut rng = Rng::new(1);
-    let (x, y) = (rng.vec_f32(n), rng.vec_f32(n));
-    let a = 1.75f32;
-    let dx = s.clone_htod(&x)?;
-    let mut dy = s.clone_htod(&y)?;
+    let p = saxpy::problem(1, n);
+    let (a, x, y) = (p.a, &p.x, &p.y);
+    let dx = s.clone_htod(x)?;
+    let mut dy = s.clone_htod(y)?;
     let cfg = LaunchConfig::for_num_elems(n as u32, 256);
     let oxide_ms = b.time(|| Ok(saxpy::kernels::launch_saxpy_with(s, cfg, a, &dx, &mut dy)?))?;
 
     let (_m, f) = b.twin("saxpy", "saxpy")?;
-    let mut ty = s.clone_htod(&y)?;
+    let mut ty = s.clone_htod(y)?;
     let n64 = n as u64;
     let cuda_ms = b.time(|| {
         let mut l = s.launch_builder(&f);
@@ -27,14 +26,14 @@ pub fn run(b: &Bench) -> Res<Row> {
     })?;
 
     // Check one fresh run of each against the CPU.
-    let mut dy = s.clone_htod(&y)?;
+    let mut dy = s.clone_htod(y)?;
     saxpy::kernels::launch_saxpy_with(s, cfg, a, &dx, &mut dy)?;
     let got = s.clone_dtoh(&dy)?;
-    let want = saxpy::reference(a, &x, &y);
+    let want = saxpy::reference(&p);
     let max_error = got.iter().zip(&want).map(|(g, w)| (g - w).abs() as f64).fold(0.0, f64::max);
     Ok(Row {
         kernel: "saxpy".into(),
-        size: format!("n = 2^28"),
+        size: "n = 2^28".into(),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes(3.0 * 4.0 * n as f64),
