@@ -14,6 +14,8 @@ pub(crate) struct Input<'a> {
     pub needs_libdevice: bool,
     pub arch: &'a str,
     pub opt_level: u8,
+    /// Contract `a * b + c` into `fma` like nvcc's default `--fmad=true`.
+    pub fmad: bool,
     pub work_dir: &'a Path,
 }
 
@@ -75,9 +77,11 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
     }
     let ptx: PathBuf = input.work_dir.join(format!("{}.ptx", input.module));
     let mut cmd = Command::new(llc);
-    cmd.arg(format!("-mcpu={}", input.arch))
-        .arg(format!("-O{}", input.opt_level.min(3)))
-        .arg(&ir)
+    cmd.arg(format!("-mcpu={}", input.arch)).arg(format!("-O{}", input.opt_level.min(3)));
+    if input.fmad {
+        cmd.arg("--fp-contract=fast");
+    }
+    cmd.arg(&ir)
         .arg("-o")
         .arg(&ptx);
     commands.push(run(&mut cmd, input.module, "llc")?);

@@ -22,6 +22,8 @@ pub(crate) struct Spec<'a> {
     /// `name = <toml value>` lines for extra no_std dependencies.
     pub dependencies: &'a [(String, String)],
     pub lockfile: Option<&'a Path>,
+    /// Format panic messages on the device (costs registers in every kernel, see oxide-rt).
+    pub panic_messages: bool,
 }
 
 pub(crate) fn generate(spec: &Spec<'_>) -> Result<DeviceCrate, Error> {
@@ -50,13 +52,18 @@ pub(crate) fn generate(spec: &Spec<'_>) -> Result<DeviceCrate, Error> {
          #![no_std]\n\
          #![feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)]\n\
          #![allow(dead_code, unused_imports, internal_features)]\n\n\
-         // Links oxide-rt's device runtime (panic handler) even if the kernels only use the macro.\n\
+         // Links oxide-rt's device runtime even if the kernels only use the macro.\n\
          extern crate oxide_rt;\n\n\
+         #[panic_handler]\n\
+         #[inline(always)]\n\
+         fn __oxide_panic(info: &core::panic::PanicInfo<'_>) -> ! {{\n    \
+         oxide_rt::__private::handle_panic::<{messages}>(info)\n}}\n\n\
          #[path = {dir}]\n\
          mod __oxide_src {{\n    pub mod {module};\n}}\n\
          pub use __oxide_src::{module};\n",
         dir = toml_str(&dir.to_string_lossy()),
         module = spec.module_name,
+        messages = spec.panic_messages,
     );
     std::fs::create_dir_all(&spec.dir).map_err(|e| Error::io(format!("creating {}", spec.dir.display()), e))?;
     write_if_changed(&spec.dir.join("Cargo.toml"), &manifest)?;

@@ -1,10 +1,11 @@
 //! The manifest written next to the PTX: kernels and their parameters exactly as the PTX
 //! declares them (the launch ABI on nvptx64), plus the source hash and toolchain versions.
 
+use crate::error::{Error, ErrorKind};
 use crate::ptxas::KernelResources;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Param {
@@ -69,12 +70,24 @@ fn parse_param(p: &str) -> Param {
     Param { ptx_type, size: elem * count, align }
 }
 
+/// One kernel source file as the manifest records it: its path relative to the crate's manifest
+/// directory (so a prebuilt directory stays valid in any checkout) and its content hash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceEntry {
+    pub path: String,
+    pub hash: String,
+}
+
 pub(crate) struct Manifest<'a> {
     pub module: &'a str,
-    pub source: &'a Path,
+    /// The kernels module, relative to the crate's manifest directory when it lies inside it.
+    pub source: &'a str,
     pub source_hash: String,
+    pub sources: &'a [SourceEntry],
     pub archs: &'a [String],
     pub ptx_file: &'a str,
+    /// (arch, cubin file name next to the manifest).
+    pub cubins: &'a [(String, String)],
     pub kernels: &'a [KernelInfo],
     pub meta: &'a [(String, Vec<u64>)],
     pub toolchain: Value,
@@ -99,13 +112,17 @@ impl Manifest<'_> {
             })
             .collect();
         let meta: BTreeMap<&str, &Vec<u64>> = self.meta.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        let sources: Vec<Value> = self.sources.iter().map(|s| json!({"path": s.path, "hash": s.hash})).collect();
+        let cubins: BTreeMap<&str, &str> = self.cubins.iter().map(|(a, f)| (a.as_str(), f.as_str())).collect();
         let v = json!({
             "format": 1,
             "module": self.module,
-            "source": self.source.to_string_lossy(),
+            "source": self.source,
             "source_hash": self.source_hash,
+            "sources": sources,
             "archs": self.archs,
             "ptx": self.ptx_file,
+            "cubins": cubins,
             "kernels": kernels,
             "meta": meta,
             "toolchain": self.toolchain,
@@ -114,19 +131,123 @@ impl Manifest<'_> {
     }
 }
 
-/// FNV-1a over the contents of `files` (sorted by path): stable across toolchains and
-/// platforms, which prebuilt-PTX staleness checks need.
-pub(crate) fn source_hash(files: &[std::path::PathBuf]) -> std::io::Result<String> {
-    let mut files: Vec<_> = files.to_vec();
-    files.sort();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for f in files {
-        for b in f.to_string_lossy().bytes().chain([0]).chain(std::fs::read(&f)?).chain([0]) {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+/// A manifest read back from disk (a build's `$OUT_DIR/oxide/` or a prebuilt directory).
+#[derive(Clone, Debug)]
+pub struct ManifestFile {
+    /// The file itself; `ptx` and `cubins` are relative to its directory.
+    pub path: PathBuf,
+    pub module: String,
+    pub source: String,
+    pub source_hash: String,
+    pub sources: Vec<SourceEntry>,
+    pub archs: Vec<String>,
+    pub ptx: String,
+    pub cubins: Vec<(String, String)>,
+    pub kernels: Vec<KernelInfo>,
+    pub meta: BTreeMap<String, Vec<u64>>,
+    pub toolchain: Value,
+}
+
+impl ManifestFile {
+    pub fn read(path: &Path) -> Result<ManifestFile, Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading the kernels manifest {}", path.display()), e))?;
+        let bad = |what: &str| Error::new(ErrorKind::Config, format!("{} is not an oxide kernels manifest: {what}", path.display()));
+        let v: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
+        if v["format"].as_u64() != Some(1) {
+            return Err(bad("unknown \"format\" (expected 1); regenerate it with this version of oxide"));
         }
+        let s = |k: &str| v[k].as_str().map(str::to_string).ok_or_else(|| bad(&format!("missing \"{k}\"")));
+        let u = |r: &Value, k: &str| r[k].as_u64().unwrap_or(0) as u32;
+        let kernels = v["kernels"]
+            .as_array()
+            .ok_or_else(|| bad("missing \"kernels\""))?
+            .iter()
+            .map(|k| KernelInfo {
+                name: k["name"].as_str().unwrap_or_default().to_string(),
+                params: k["params"]
+                    .as_array()
+                    .map(|ps| ps.iter().map(|p| Param { ptx_type: p["ptx_type"].as_str().unwrap_or_default().into(), size: u(p, "size"), align: u(p, "align") }).collect())
+                    .unwrap_or_default(),
+                resources: k.get("resources").map(|r| KernelResources {
+                    registers: u(r, "registers"),
+                    spill_stores: u(r, "spill_stores"),
+                    spill_loads: u(r, "spill_loads"),
+                    stack_frame: u(r, "stack_frame"),
+                    shared_bytes: u(r, "shared_bytes"),
+                }),
+            })
+            .collect();
+        let strings = |k: &str| -> Vec<String> { v[k].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default() };
+        Ok(ManifestFile {
+            path: path.to_path_buf(),
+            module: s("module")?,
+            source: s("source")?,
+            source_hash: s("source_hash")?,
+            sources: v["sources"]
+                .as_array()
+                .map(|a| a.iter().map(|e| SourceEntry { path: e["path"].as_str().unwrap_or_default().into(), hash: e["hash"].as_str().unwrap_or_default().into() }).collect())
+                .unwrap_or_default(),
+            archs: strings("archs"),
+            ptx: s("ptx")?,
+            cubins: v["cubins"]
+                .as_object()
+                .map(|o| o.iter().filter_map(|(a, f)| Some((a.clone(), f.as_str()?.to_string()))).collect())
+                .unwrap_or_default(),
+            kernels,
+            meta: v["meta"]
+                .as_object()
+                .map(|o| o.iter().map(|(k, a)| (k.clone(), a.as_array().map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default())).collect())
+                .unwrap_or_default(),
+            toolchain: v["toolchain"].clone(),
+        })
     }
-    Ok(format!("{h:016x}"))
+
+    /// The directory holding the manifest, its PTX and cubins.
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+}
+
+/// `p` relative to `base` with `/` separators when it lies inside `base`, else `p` as is.
+pub fn relative(p: &Path, base: &Path) -> String {
+    match p.strip_prefix(base) {
+        Ok(rel) => rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
+        Err(_) => p.to_string_lossy().into_owned(),
+    }
+}
+
+/// Path and content hash of each source, sorted by path.
+pub(crate) fn source_entries(files: &[PathBuf], base: &Path) -> std::io::Result<Vec<SourceEntry>> {
+    let mut entries = files
+        .iter()
+        .map(|f| Ok(SourceEntry { path: relative(f, base), hash: content_hash(&std::fs::read(f)?) }))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    entries.dedup();
+    Ok(entries)
+}
+
+/// FNV-1a of one file's bytes.
+pub(crate) fn content_hash(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The hash of all sources: over their relative paths and content hashes, so it is the same in
+/// every checkout of the crate (prebuilt kernels are checked against it).
+pub(crate) fn tree_hash(entries: &[SourceEntry]) -> String {
+    let mut text = String::new();
+    for e in entries {
+        text.push_str(&e.path);
+        text.push('\0');
+        text.push_str(&e.hash);
+        text.push('\n');
+    }
+    content_hash(text.as_bytes())
 }
 
 #[cfg(test)]
@@ -154,12 +275,51 @@ mod tests {
     }
 
     #[test]
-    fn hash_changes_with_content() {
+    fn hash_changes_with_content_but_not_with_the_checkout_location() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        for d in [&a, &b] {
+            std::fs::create_dir_all(d.path().join("src")).unwrap();
+            std::fs::write(d.path().join("src/k.rs"), "a").unwrap();
+        }
+        let hash = |d: &Path| tree_hash(&source_entries(&[d.join("src/k.rs")], d).unwrap());
+        assert_eq!(hash(a.path()), hash(b.path()), "same sources in two checkouts");
+        let entries = source_entries(&[a.path().join("src/k.rs")], a.path()).unwrap();
+        assert_eq!(entries[0].path, "src/k.rs");
+        let h1 = hash(a.path());
+        std::fs::write(a.path().join("src/k.rs"), "b").unwrap();
+        assert_ne!(h1, hash(a.path()));
+    }
+
+    #[test]
+    fn manifest_round_trips() {
         let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("k.rs");
-        std::fs::write(&f, "a").unwrap();
-        let h1 = source_hash(&[f.clone()]).unwrap();
-        std::fs::write(&f, "b").unwrap();
-        assert_ne!(h1, source_hash(&[f]).unwrap());
+        let kernels = vec![KernelInfo {
+            name: "k".into(),
+            params: vec![Param { ptx_type: "f32".into(), size: 4, align: 4 }],
+            resources: Some(KernelResources { registers: 12, spill_stores: 4, ..Default::default() }),
+        }];
+        let sources = vec![SourceEntry { path: "src/kernels.rs".into(), hash: "00ff".into() }];
+        let m = Manifest {
+            module: "kernels",
+            source: "src/kernels.rs",
+            source_hash: "abcd".into(),
+            sources: &sources,
+            archs: &["sm_90".to_string()],
+            ptx_file: "kernels.ptx",
+            cubins: &[("sm_90".to_string(), "kernels.sm_90.cubin".to_string())],
+            kernels: &kernels,
+            meta: &[("__oxide_launch_bounds_k".to_string(), vec![128, 0])],
+            toolchain: json!({"rustc": "rustc 1.96.0"}),
+        };
+        let path = dir.path().join("kernels.manifest.json");
+        std::fs::write(&path, m.to_json()).unwrap();
+        let back = ManifestFile::read(&path).unwrap();
+        assert_eq!(back.kernels, kernels);
+        assert_eq!(back.sources, sources);
+        assert_eq!(back.cubins, vec![("sm_90".to_string(), "kernels.sm_90.cubin".to_string())]);
+        assert_eq!(back.meta["__oxide_launch_bounds_k"], vec![128, 0]);
+        assert_eq!((back.module.as_str(), back.source_hash.as_str(), back.ptx.as_str()), ("kernels", "abcd", "kernels.ptx"));
+        std::fs::write(&path, "{}").unwrap();
+        assert!(ManifestFile::read(&path).unwrap_err().to_string().contains("not an oxide kernels manifest"));
     }
 }

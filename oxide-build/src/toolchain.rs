@@ -51,9 +51,23 @@ struct Rustc {
 struct Tried {
     looked: Vec<String>,
     without_src: Vec<(String, String)>, // (what, fix)
+    /// The first rustc that probed fine but lacks rust-src (`doctor` still checks its llc).
+    partial: Option<Rustc>,
+}
+
+/// `OXIDE_NO_DEVICE_TOOLCHAIN=1` makes discovery find nothing: tests and CI use it to act as a
+/// machine with only the stable toolchain (where prebuilt kernels are the only way).
+fn disabled(env: &Env) -> bool {
+    env.var("OXIDE_NO_DEVICE_TOOLCHAIN").is_some_and(|v| v != "0")
 }
 
 pub(crate) fn discover(env: &Env) -> Result<Toolchain, Error> {
+    if disabled(env) {
+        return Err(Error::new(
+            ErrorKind::ToolchainNotFound,
+            "no device toolchain: OXIDE_NO_DEVICE_TOOLCHAIN=1 is set (it hides every device rustc)\n  fix: unset OXIDE_NO_DEVICE_TOOLCHAIN",
+        ));
+    }
     let mut tried = Tried::default();
     let found = explicit(env, &mut tried)?
         .or_else(|| rustup(env, &mut tried))
@@ -134,6 +148,7 @@ fn explicit(env: &Env, tried: &mut Tried) -> Result<Option<Rustc>, Error> {
     if !has_rust_src(&rc.sysroot) {
         tried.looked.push(format!("{origin}: no rust-src under {}", rc.sysroot.display()));
         tried.without_src.push((origin, "install the rust-src component for that toolchain".into()));
+        tried.partial.get_or_insert(rc);
         return Ok(None);
     }
     Ok(Some(rc))
@@ -198,6 +213,7 @@ fn system(env: &Env, tried: &mut Tried) -> Option<Rustc> {
                     rustc.display().to_string(),
                     "apt-get install rust-web-src (Debian's rustc-web), or the library sources of that rustc".into(),
                 ));
+                tried.partial.get_or_insert(rc);
             }
             Err(e) => tried.looked.push(format!("{}: {e}", rustc.display())),
         }
@@ -311,6 +327,173 @@ fn find_libdevice(env: &Env, ptxas: Option<&Path>) -> Option<PathBuf> {
         roots.insert(0, root.to_path_buf());
     }
     roots.into_iter().map(|r| r.join("nvvm/libdevice/libdevice.10.bc")).find(|p| p.is_file())
+}
+
+/// One line of `cargo oxide doctor`: a component, where it was found, or why not and the fix.
+#[derive(Clone, Debug)]
+pub struct Check {
+    pub component: &'static str,
+    /// Where it was found (a path, with a version when known); `None` when missing.
+    pub found: Option<String>,
+    /// What was looked for / why it is missing, or a note about what was found.
+    pub detail: String,
+    /// The one command that fixes a miss.
+    pub fix: Option<String>,
+    /// Kernels cannot be built without it (the others only degrade: no validation, no math, …).
+    pub required: bool,
+}
+
+/// Everything discovery can tell, also when it fails part way.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub checks: Vec<Check>,
+    /// The toolchain a build would use, when discovery succeeds.
+    pub toolchain: Option<Toolchain>,
+}
+
+impl Report {
+    pub fn check(&self, component: &str) -> Option<&Check> {
+        self.checks.iter().find(|c| c.component == component)
+    }
+
+    /// True when every required component was found.
+    pub fn ok(&self) -> bool {
+        self.checks.iter().all(|c| c.found.is_some() || !c.required)
+    }
+}
+
+/// Runs discovery step by step, keeping partial results, for `cargo oxide doctor`.
+pub(crate) fn doctor(env: &Env) -> Report {
+    let mut checks = Vec::new();
+    let mut check = |component, found: Option<String>, detail: String, fix: Option<String>, required| {
+        checks.push(Check { component, found, detail, fix, required })
+    };
+    let mut tried = Tried::default();
+    let mut config_error = None;
+    let found = if disabled(env) {
+        tried.looked.push("OXIDE_NO_DEVICE_TOOLCHAIN=1 hides every device rustc".into());
+        None
+    } else {
+        match explicit(env, &mut tried) {
+            Ok(rc) => rc.or_else(|| rustup(env, &mut tried)).or_else(|| system(env, &mut tried)),
+            Err(e) => {
+                config_error = Some(e.message);
+                None
+            }
+        }
+    };
+    let rc = found.as_ref().or(tried.partial.as_ref());
+    match (&found, rc, &config_error) {
+        (_, _, Some(msg)) => check("device rustc", None, msg.clone(), Some("fix or unset the variable named above".into()), true),
+        (_, Some(rc), _) => check(
+            "device rustc",
+            Some(format!("{} ({}; cargo {})", rc.rustc.display(), rc.version, rc.cargo.display())),
+            format!("{}{}", rc.origin, if rc.nightly { "" } else { ", driven with RUSTC_BOOTSTRAP=1" }),
+            None,
+            true,
+        ),
+        (None, None, None) if disabled(env) => {
+            check("device rustc", None, tried.looked.join("; "), Some("unset OXIDE_NO_DEVICE_TOOLCHAIN".into()), true)
+        }
+        (_, None, None) => check(
+            "device rustc",
+            None,
+            format!("looked for: {}", tried.looked.join("; ")),
+            Some(format!("{INSTALL_RUSTUP}   (Debian/Ubuntu: {INSTALL_DEBIAN})")),
+            true,
+        ),
+    }
+    match (&found, rc) {
+        (Some(rc), _) => check("rust-src", Some(rc.sysroot.join("lib/rustlib/src/rust/library").display().to_string()), String::new(), None, true),
+        (None, Some(rc)) => {
+            let fix = tried.without_src.first().map(|(_, f)| f.clone());
+            check("rust-src", None, format!("no library sources under {}", rc.sysroot.display()), fix, true)
+        }
+        (None, None) => check("rust-src", None, "needs a device rustc first".into(), None, true),
+    }
+    let tools = rc.map(|rc| llvm_tools(env, rc));
+    let llvm_fix = rc.and_then(|rc| rc.llvm_major).map(|m| format!("apt-get install llvm-{m}   (or: rustup component add llvm-tools)"));
+    let major = rc.and_then(|rc| rc.llvm_major).map(|m| m.to_string()).unwrap_or_else(|| "N".into());
+    match &tools {
+        Some(Ok((llc, opt, link))) => {
+            let tool = |name: &'static str, p: &Option<PathBuf>, why: &str, check: &mut dyn FnMut(&'static str, Option<String>, String, Option<String>, bool)| {
+                match p {
+                    Some(p) => check(name, Some(p.display().to_string()), String::new(), None, false),
+                    None => check(name, None, why.to_string(), llvm_fix.clone(), false),
+                }
+            };
+            tool(
+                "llc",
+                llc,
+                &format!("no llc of LLVM {major} (OXIDE_LLC, LLC_PATH, CUDA_OXIDE_LLC, llvm-tools, llc-{major} on PATH); rustc emits PTX itself, without shared memory, libdevice or launch bounds"),
+                &mut check,
+            );
+            tool("opt", opt, &format!("no opt-{major} next to llc (or OXIDE_OPT)"), &mut check);
+            tool("llvm-link", link, &format!("no llvm-link-{major} next to llc (or OXIDE_LLVM_LINK); needed to link libdevice"), &mut check);
+        }
+        Some(Err(e)) => {
+            check("llc", None, e.message.clone(), Some("fix or unset the variable named above".into()), false);
+            check("opt", None, "needs llc first".into(), None, false);
+            check("llvm-link", None, "needs llc first".into(), None, false);
+        }
+        None => {
+            for name in ["llc", "opt", "llvm-link"] {
+                check(name, None, "not checked: the device rustc's LLVM version picks it".into(), None, false);
+            }
+        }
+    }
+    let ptxas = env.path("OXIDE_PTXAS").or_else(|| find_ptxas(env));
+    match &ptxas {
+        Some(p) if is_executable(p) => {
+            let version = run_capture(env, Command::new(p).arg("--version")).ok().and_then(|v| v.lines().find(|l| l.contains("release")).or(v.lines().last()).map(|l| l.trim().to_string()));
+            check("ptxas", Some(p.display().to_string()), version.unwrap_or_default(), None, false)
+        }
+        Some(p) => check("ptxas", None, format!("OXIDE_PTXAS={} is not an executable file", p.display()), Some(INSTALL_PTXAS.into()), false),
+        None => check("ptxas", None, "not in OXIDE_PTXAS, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin: PTX is not validated and no cubins are built".into(), Some(INSTALL_PTXAS.into()), false),
+    }
+    match env.path("OXIDE_LIBDEVICE").or_else(|| find_libdevice(env, ptxas.as_deref())) {
+        Some(p) if p.is_file() => check("libdevice", Some(p.display().to_string()), String::new(), None, false),
+        Some(p) => check("libdevice", None, format!("OXIDE_LIBDEVICE={} does not exist", p.display()), Some(INSTALL_PTXAS.into()), false),
+        None => check(
+            "libdevice",
+            None,
+            "no nvvm/libdevice/libdevice.10.bc next to ptxas or under CUDA_HOME: kernels use oxide's own no_std math".into(),
+            Some(INSTALL_PTXAS.into()),
+            false,
+        ),
+    }
+    match find_libcuda(env) {
+        Some(p) => check("libcuda", Some(p.display().to_string()), String::new(), None, false),
+        None => check(
+            "libcuda",
+            None,
+            "no libcuda.so.1 in LD_LIBRARY_PATH, the linker cache or the usual library directories: kernels run on the CPU executor".into(),
+            Some("install the NVIDIA driver (it ships libcuda); containers need the NVIDIA container toolkit".into()),
+            false,
+        ),
+    }
+    let toolchain = if config_error.is_none() && found.is_some() { discover(env).ok() } else { None };
+    Report { checks, toolchain }
+}
+
+/// The CUDA driver library, found the way the dynamic loader would (without loading it).
+fn find_libcuda(env: &Env) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = env.var_os("LD_LIBRARY_PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    if let Some(root) = env.var("OXIDE_LIBCUDA_DIRS") {
+        // Tests point this at a sandbox instead of the real system directories.
+        dirs.extend(std::env::split_paths(&root));
+    } else {
+        if let Ok(out) = Command::new("ldconfig").arg("-p").output() {
+            let text = String::from_utf8_lossy(&out.stdout);
+            if let Some(p) = text.lines().find(|l| l.trim_start().starts_with("libcuda.so.1 ")).and_then(|l| l.split("=> ").nth(1)) {
+                return Some(PathBuf::from(p.trim()));
+            }
+        }
+        for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/cuda/compat", "/usr/lib/wsl/lib"] {
+            dirs.push(d.into());
+        }
+    }
+    dirs.into_iter().map(|d| d.join("libcuda.so.1")).find(|p| p.exists())
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ fn an_llc_abort_is_a_short_error_naming_the_module_and_llvms_message() {
     // NVPTX has no f32 -> u128 conversion: llc aborts with "unsupported library call".
     let (_, b) = crate_with(
         "llc_abort",
-        "use oxide_rt::device::*;\n#[kernel]\npub fn to_wide(x: &[f32], mut y: DisjointSlice<u128>) {\n    let i = thread::index();\n    if let Some(o) = y.get_mut(i) { *o = x[i.get()] as u128; }\n}\n",
+        "use oxide_rt::device::*;\n#[kernel]\npub fn to_wide(x: &[f32], mut y: DisjointSlice<u64>) {\n    let i = thread::index();\n    if let Some(o) = y.get_mut(i) { *o = ((x[i.get()] as u128) >> 3) as u64; }\n}\n",
     );
     let err = b.try_compile().unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Llc, "{err}");

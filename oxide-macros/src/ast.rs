@@ -1,15 +1,26 @@
-//! The `#[kernel]` item as oxide sees it: arguments classified by how they cross to the device.
+//! The `#[kernel]` item as oxide sees it: arguments classified by how they cross to the device,
+//! and the attribute's options (`launch_bounds`, `name`, `instantiate`).
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
 use syn::{Error, FnArg, Ident, ItemFn, Pat, Type};
 
 pub struct Kernel<'a> {
     pub item: &'a ItemFn,
+    /// The Rust function; launchers are named after it (`launch_<name>`, ...).
     pub name: &'a Ident,
-    pub args: Vec<Arg<'a>>,
+    /// The exported PTX symbol: the function's name or `#[kernel(name = "...")]`.
+    pub export: String,
+    pub export_span: Span,
+    pub args: Vec<Arg>,
     pub launch_bounds: Option<LaunchBounds>,
+    /// `#[kernel(instantiate(f32, f64))]`: one entry per concrete type (list) for a generic kernel.
+    pub instantiate: Vec<Instance>,
+    pub instantiate_span: Option<Span>,
     pub is_unsafe: bool,
+    /// Attribute errors, reported together with the validator's.
+    pub attr_errors: Vec<Error>,
 }
 
 pub struct LaunchBounds {
@@ -17,47 +28,168 @@ pub struct LaunchBounds {
     pub min_blocks: u32,
 }
 
-pub struct Arg<'a> {
-    pub ident: Ident,
-    pub ty: &'a Type,
-    pub kind: ArgKind<'a>,
+/// One entry of `instantiate(..)`: a type, or a tuple of types for several type parameters.
+pub struct Instance {
+    pub types: Vec<Type>,
+    /// The entry as written, for errors.
+    pub tokens: TokenStream,
+    pub span: Span,
 }
 
-pub enum ArgKind<'a> {
+#[derive(Clone)]
+pub struct Arg {
+    pub ident: Ident,
+    /// Whether the user wrote a plain identifier (others get a generated name).
+    pub user_named: bool,
+    pub ty: Type,
+    pub kind: ArgKind,
+}
+
+#[derive(Clone)]
+pub enum ArgKind {
     /// Passed by value (scalars, `#[repr(C)]` argument structs).
     Value,
     /// `&[T]`: read-only device slice, pointer + length on the device.
-    SliceIn { elem: &'a Type },
+    SliceIn { elem: Type },
     /// `DisjointSlice<T>`: per-thread output slice, pointer + length on the device.
-    SliceOut { elem: &'a Type },
+    SliceOut { elem: Type },
     /// Syntax the validator rejects; kept so every error is reported at once.
     Invalid,
 }
 
+/// A concrete kernel to emit: the kernel itself, or one instantiation of a generic kernel.
+pub struct Concrete {
+    /// Exported PTX symbol, e.g. `scale_f32`.
+    pub export: String,
+    /// Launcher base name, e.g. `scale_f32` (`launch_scale_f32`, `cpu_scale_f32`, ...).
+    pub launcher: Ident,
+    /// `::<f32>` for instantiations, empty otherwise.
+    pub turbofish: TokenStream,
+    pub args: Vec<Arg>,
+    /// Where errors about this kernel's name point: the name, or the `instantiate` entry.
+    pub span: Span,
+}
+
 impl<'a> Kernel<'a> {
-    pub fn from_syn(attr_args: TokenStream, item: &'a ItemFn) -> Result<Kernel<'a>, Error> {
-        let launch_bounds = parse_attr_args(attr_args)?;
+    pub fn from_syn(attr_args: TokenStream, item: &'a ItemFn) -> Kernel<'a> {
+        let mut attr = Attr::default();
+        let mut attr_errors = Vec::new();
+        if let Err(e) = syn::parse::Parser::parse2(|input: syn::parse::ParseStream<'_>| attr.parse(input), attr_args) {
+            attr_errors.push(e);
+        }
         let mut args = Vec::new();
         for (i, input) in item.sig.inputs.iter().enumerate() {
             match input {
                 FnArg::Receiver(_) => {} // reported by valid.rs
                 FnArg::Typed(pt) => {
-                    let ident = match &*pt.pat {
-                        Pat::Ident(p) => p.ident.clone(),
-                        _ => Ident::new(&format!("__oxide_arg{i}"), pt.pat.span()),
+                    let (ident, user_named) = match &*pt.pat {
+                        Pat::Ident(p) => (p.ident.clone(), true),
+                        _ => (Ident::new(&format!("__oxide_arg{i}"), pt.pat.span()), false),
                     };
-                    args.push(Arg { ident, ty: &pt.ty, kind: classify(&pt.ty) });
+                    let ty = (*pt.ty).clone();
+                    args.push(Arg { ident, user_named, kind: classify(&ty), ty });
                 }
             }
         }
-        Ok(Kernel { item, name: &item.sig.ident, args, launch_bounds, is_unsafe: item.sig.unsafety.is_some() })
+        let (export, export_span) = match attr.name {
+            Some(lit) => (lit.value(), lit.span()),
+            None => (item.sig.ident.to_string(), item.sig.ident.span()),
+        };
+        Kernel {
+            item,
+            name: &item.sig.ident,
+            export,
+            export_span,
+            args,
+            launch_bounds: attr.launch_bounds,
+            instantiate: attr.instantiate,
+            instantiate_span: attr.instantiate_span,
+            is_unsafe: item.sig.unsafety.is_some(),
+            attr_errors,
+        }
+    }
+
+    /// The kernels to emit: one for a plain kernel, one per `instantiate` entry for a generic one.
+    pub fn concrete(&self) -> Vec<Concrete> {
+        if self.instantiate.is_empty() {
+            return vec![Concrete {
+                export: self.export.clone(),
+                launcher: self.name.clone(),
+                turbofish: TokenStream::new(),
+                args: self.args.clone(),
+                span: self.export_span,
+            }];
+        }
+        let params: Vec<&Ident> = self.item.sig.generics.type_params().map(|p| &p.ident).collect();
+        self.instantiate
+            .iter()
+            .map(|inst| {
+                let suffix = instance_suffix(inst);
+                let mut subst = Subst { params: &params, types: &inst.types };
+                let args = self
+                    .args
+                    .iter()
+                    .map(|a| {
+                        let mut ty = a.ty.clone();
+                        subst.visit_type_mut(&mut ty);
+                        Arg { ident: a.ident.clone(), user_named: a.user_named, kind: classify(&ty), ty }
+                    })
+                    .collect();
+                let types = &inst.types;
+                Concrete {
+                    export: format!("{}_{suffix}", self.export),
+                    launcher: Ident::new(&format!("{}_{suffix}", self.name), self.name.span()),
+                    turbofish: quote::quote!(::<#(#types),*>),
+                    args,
+                    span: inst.span,
+                }
+            })
+            .collect()
     }
 }
 
-fn classify(ty: &Type) -> ArgKind<'_> {
+/// `f32` -> `f32`; `(f32, u32)` -> `f32_u32`; `my::Vec3` -> `Vec3`. Only called after
+/// validation accepted the entry (every type a path).
+pub fn instance_suffix(inst: &Instance) -> String {
+    inst.types
+        .iter()
+        .map(|t| match t {
+            Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+            _ => String::new(),
+        })
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// Replaces a kernel's type parameters by the instantiation's types in an argument type.
+struct Subst<'p> {
+    params: &'p [&'p Ident],
+    types: &'p [Type],
+}
+
+impl VisitMut for Subst<'_> {
+    fn visit_type_mut(&mut self, ty: &mut Type) {
+        if let Type::Path(p) = ty {
+            if p.qself.is_none() && p.path.leading_colon.is_none() && p.path.segments.len() == 1 {
+                let seg = &p.path.segments[0];
+                if seg.arguments.is_none() {
+                    if let Some(i) = self.params.iter().position(|id| **id == seg.ident) {
+                        if let Some(t) = self.types.get(i) {
+                            *ty = t.clone();
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+}
+
+pub fn classify(ty: &Type) -> ArgKind {
     match ty {
         Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
-            Type::Slice(s) => ArgKind::SliceIn { elem: &s.elem },
+            Type::Slice(s) => ArgKind::SliceIn { elem: (*s.elem).clone() },
             _ => ArgKind::Invalid,
         },
         Type::Reference(_) => ArgKind::Invalid,
@@ -70,7 +202,7 @@ fn classify(ty: &Type) -> ArgKind<'_> {
                         _ => None,
                     });
                     if let (Some(elem), None) = (types.next(), types.next()) {
-                        return ArgKind::SliceOut { elem };
+                        return ArgKind::SliceOut { elem: elem.clone() };
                     }
                 }
                 return ArgKind::Invalid;
@@ -81,33 +213,145 @@ fn classify(ty: &Type) -> ArgKind<'_> {
     }
 }
 
-/// `#[kernel]` or `#[kernel(launch_bounds(256))]` / `#[kernel(launch_bounds(256, 2))]`.
-fn parse_attr_args(args: TokenStream) -> Result<Option<LaunchBounds>, Error> {
-    if args.is_empty() {
-        return Ok(None);
-    }
-    let mut bounds = None;
-    let parser = syn::meta::parser(|meta| {
-        if meta.path.is_ident("launch_bounds") {
-            let content;
-            syn::parenthesized!(content in meta.input);
-            let nums = syn::punctuated::Punctuated::<syn::LitInt, syn::Token![,]>::parse_terminated(&content)?;
-            let vals: Vec<u32> = nums.iter().map(|n| n.base10_parse::<u32>()).collect::<Result<_, _>>()?;
-            match vals.as_slice() {
-                [max] if (1..=1024).contains(max) => bounds = Some(LaunchBounds { max_threads: *max, min_blocks: 0 }),
-                [max, min] if (1..=1024).contains(max) => bounds = Some(LaunchBounds { max_threads: *max, min_blocks: *min }),
-                _ => {
-                    return Err(Error::new(
-                        nums.span(),
-                        "`launch_bounds(..)` takes the maximum threads per block (1..=1024) and optionally the minimum blocks per SM; hint: `#[kernel(launch_bounds(256))]` or `#[kernel(launch_bounds(256, 2))]`",
-                    ))
+#[derive(Default)]
+struct Attr {
+    launch_bounds: Option<LaunchBounds>,
+    name: Option<syn::LitStr>,
+    instantiate: Vec<Instance>,
+    instantiate_span: Option<Span>,
+}
+
+const ATTR_HINT: &str = "hint: `#[kernel]` takes `launch_bounds(max_threads[, min_blocks])`, `name = \"symbol\"` and `instantiate(type, ..)`";
+
+impl Attr {
+    /// `launch_bounds(256[, 2])`, `name = "sym"`, `instantiate(f32, (f64, u32))`, comma separated.
+    fn parse(&mut self, input: syn::parse::ParseStream<'_>) -> syn::Result<()> {
+        while !input.is_empty() {
+            let key: Ident = input.parse().map_err(|e| Error::new(e.span(), format!("expected a `#[kernel]` option; {ATTR_HINT}")))?;
+            if key == "launch_bounds" {
+                self.launch_bounds = Some(parse_launch_bounds(&key, input)?);
+            } else if key == "name" {
+                input.parse::<syn::Token![=]>()?;
+                self.name = Some(input.parse()?);
+            } else if key == "instantiate" {
+                let content;
+                let paren = syn::parenthesized!(content in input);
+                let list = syn::punctuated::Punctuated::<Type, syn::Token![,]>::parse_terminated(&content)?;
+                self.instantiate_span = Some(paren.span.join());
+                for t in list {
+                    let span = t.span();
+                    let tokens = quote::ToTokens::to_token_stream(&t);
+                    let types = match t {
+                        Type::Tuple(tt) if !tt.elems.is_empty() => tt.elems.into_iter().collect(),
+                        Type::Paren(p) => vec![*p.elem],
+                        t => vec![t],
+                    };
+                    self.instantiate.push(Instance { types, tokens, span });
                 }
+                if self.instantiate.is_empty() {
+                    return Err(Error::new(paren.span.join(), "`instantiate()` lists no types; hint: `#[kernel(instantiate(f32, f64))]`"));
+                }
+            } else {
+                return Err(Error::new(key.span(), format!("unknown `#[kernel]` option `{key}`; {ATTR_HINT}")));
             }
-            Ok(())
-        } else {
-            Err(meta.error("unknown `#[kernel]` argument; hint: the only argument is `launch_bounds(max_threads[, min_blocks])`"))
+            if !input.is_empty() {
+                input.parse::<syn::Token![,]>()?;
+            }
         }
-    });
-    syn::parse::Parser::parse2(parser, args)?;
-    Ok(bounds)
+        Ok(())
+    }
+}
+
+fn parse_launch_bounds(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<LaunchBounds> {
+    const HINT: &str = "hint: `#[kernel(launch_bounds(256))]` or `#[kernel(launch_bounds(256, 2))]`";
+    if !input.peek(syn::token::Paren) {
+        return Err(Error::new(key.span(), format!("`launch_bounds` needs the maximum threads per block in parentheses; {HINT}")));
+    }
+    let content;
+    let paren = syn::parenthesized!(content in input);
+    let nums = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated(&content)?;
+    let mut vals = Vec::new();
+    for n in &nums {
+        match n {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => vals.push((i.base10_parse::<u32>()?, i.span())),
+            other => {
+                return Err(Error::new(other.span(), format!(
+                    "`launch_bounds` takes integer literals, found `{}`; {HINT}",
+                    crate::valid::show(other)
+                )))
+            }
+        }
+    }
+    match vals.as_slice() {
+        [(max, _)] | [(max, _), _] if (1..=1024).contains(max) => {
+            Ok(LaunchBounds { max_threads: *max, min_blocks: vals.get(1).map_or(0, |v| v.0) })
+        }
+        [(max, span)] | [(max, span), _] => Err(Error::new(*span, format!(
+            "`launch_bounds({max})`: the maximum threads per block must be in 1..=1024; {HINT}"
+        ))),
+        _ => Err(Error::new(paren.span.join(), format!(
+            "`launch_bounds(..)` takes the maximum threads per block and optionally the minimum blocks per SM; {HINT}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(attr: TokenStream, item: &ItemFn) -> Kernel<'_> {
+        Kernel::from_syn(attr, item)
+    }
+
+    #[test]
+    fn classifies_arguments() {
+        let item: ItemFn = syn::parse_quote!(fn k(a: f32, x: &[u32], y: DisjointSlice<f64>, z: &mut [f32], (p, q): (f32, f32)) {});
+        let k = kernel(TokenStream::new(), &item);
+        let kinds: Vec<&str> = k
+            .args
+            .iter()
+            .map(|a| match a.kind {
+                ArgKind::Value => "value",
+                ArgKind::SliceIn { .. } => "in",
+                ArgKind::SliceOut { .. } => "out",
+                ArgKind::Invalid => "invalid",
+            })
+            .collect();
+        assert_eq!(kinds, ["value", "in", "out", "invalid", "value"]);
+        assert!(!k.args[4].user_named && k.args[4].ident.to_string().starts_with("__oxide_arg"));
+    }
+
+    #[test]
+    fn parses_all_options() {
+        let item: ItemFn = syn::parse_quote!(fn scale<T>(a: T, x: &[T], y: DisjointSlice<T>) {});
+        let k = kernel(quote::quote!(launch_bounds(128, 4), name = "scl", instantiate(f32, f64)), &item);
+        assert!(k.attr_errors.is_empty());
+        let lb = k.launch_bounds.as_ref().map(|b| (b.max_threads, b.min_blocks));
+        assert_eq!(lb, Some((128, 4)));
+        assert_eq!(k.export, "scl");
+        let c = k.concrete();
+        assert_eq!(c.iter().map(|c| c.export.as_str()).collect::<Vec<_>>(), ["scl_f32", "scl_f64"]);
+        assert_eq!(c[1].launcher.to_string(), "scale_f64");
+        assert!(matches!(&c[1].args[1].kind, ArgKind::SliceIn { elem } if crate::valid::show(elem) == "f64"));
+        assert!(matches!(&c[1].args[2].kind, ArgKind::SliceOut { elem } if crate::valid::show(elem) == "f64"));
+        assert_eq!(crate::valid::show(&c[0].args[0].ty), "f32");
+    }
+
+    #[test]
+    fn tuple_instances_name_every_type() {
+        let item: ItemFn = syn::parse_quote!(fn k<A, B>(a: A, b: &[B]) {});
+        let k = kernel(quote::quote!(instantiate((f32, u32))), &item);
+        let c = k.concrete();
+        assert_eq!(c[0].export, "k_f32_u32");
+        assert_eq!(crate::valid::show(&c[0].args[1].ty), "&[u32]");
+    }
+
+    #[test]
+    fn bad_launch_bounds_are_reported() {
+        let item: ItemFn = syn::parse_quote!(fn k() {});
+        for attr in [quote::quote!(launch_bounds(0)), quote::quote!(launch_bounds(2048)), quote::quote!(launch_bounds), quote::quote!(launch_bounds(1, 2, 3)), quote::quote!(bounds(3))] {
+            let k = kernel(attr.clone(), &item);
+            assert_eq!(k.attr_errors.len(), 1, "{attr}");
+        }
+    }
 }

@@ -1,19 +1,34 @@
 //! Code generation for a validated `#[kernel]`.
 
-use crate::ast::{ArgKind, Kernel};
+use crate::ast::{ArgKind, Concrete, Kernel};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::ItemFn;
 
 pub fn kernel(k: &Kernel<'_>) -> TokenStream {
     let item = k.item;
-    let device = device_entry(k);
-    let host = host_launchers(k);
-    quote! {
+    let mut out = quote! {
         #[allow(dead_code)]
         #item
-        #device
-        #host
+    };
+    for c in k.concrete() {
+        out.extend(name_marker(&c));
+        out.extend(device_entry(k, &c));
+        out.extend(host_launchers(k, &c));
+    }
+    out
+}
+
+/// Two kernels exporting one symbol from one module collide on this item, so rustc reports
+/// "the name `__oxide_kernel_name_<symbol>_used_twice` is defined multiple times" at both names.
+/// (Across modules the device build reports the duplicate symbol; see the crate docs.)
+fn name_marker(c: &Concrete) -> TokenStream {
+    let marker = syn::Ident::new(&format!("__oxide_kernel_name_{}_used_twice", c.export), c.span);
+    quote_spanned! {c.span=>
+        #[doc(hidden)]
+        #[allow(dead_code, non_upper_case_globals)]
+        const #marker: () = ();
     }
 }
 
@@ -27,18 +42,21 @@ pub fn fallback(item: &ItemFn, err: syn::Error) -> TokenStream {
     }
 }
 
-fn device_entry(k: &Kernel<'_>) -> TokenStream {
+fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     let name = k.name;
-    let export = name.to_string();
-    let entry = format_ident!("__oxide_entry_{}", name);
+    let turbofish = &c.turbofish;
+    let export = &c.export;
+    let entry = format_ident!("__oxide_entry_{}", export);
     let mut params = Vec::new();
     let mut call = Vec::new();
-    for a in &k.args {
+    for a in &c.args {
         let id = &a.ident;
-        let (ptr, len) = (format_ident!("__{}_ptr", id), format_ident!("__{}_len", id));
+        // `__oxide_in_*` / `__oxide_out_*` pointer names tell the IR stage these never alias.
+        let dir = if matches!(a.kind, ArgKind::SliceOut { .. }) { "out" } else { "in" };
+        let (ptr, len) = (format_ident!("__oxide_{}_{}", dir, id), format_ident!("__oxide_{}_{}_len", dir, id));
         match &a.kind {
             ArgKind::Value | ArgKind::Invalid => {
-                let ty = a.ty;
+                let ty = &a.ty;
                 params.push(quote! { #id: #ty });
                 call.push(quote! { #id });
             }
@@ -58,18 +76,19 @@ fn device_entry(k: &Kernel<'_>) -> TokenStream {
     }
     let call_body = if k.is_unsafe {
         // SAFETY: the caller of the `unsafe` launcher upheld the kernel's contract.
-        quote! { unsafe { #name(#(#call),*) } }
+        quote! { unsafe { self::#name #turbofish(#(#call),*) } }
     } else {
-        quote! { #name(#(#call),*) }
+        quote! { self::#name #turbofish(#(#call),*) }
     };
     let bounds = k.launch_bounds.as_ref().map(|b| {
         let (max, min) = (b.max_threads, b.min_blocks);
-        let meta = format_ident!("__oxide_launch_bounds_{}", name);
+        let meta = format_ident!("__oxide_launch_bounds_{}", export);
         quote! {
             #[cfg(target_arch = "nvptx64")]
             #[used]
             #[unsafe(no_mangle)]
             #[unsafe(link_section = "oxide.meta")]
+            #[allow(non_upper_case_globals)]
             static #meta: [u32; 2] = [#max, #min];
         }
     });
@@ -84,13 +103,15 @@ fn device_entry(k: &Kernel<'_>) -> TokenStream {
     }
 }
 
-fn host_launchers(k: &Kernel<'_>) -> TokenStream {
+fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     let name = k.name;
-    let export = name.to_string();
+    let turbofish = &c.turbofish;
+    let export = &c.export;
+    let base = &c.launcher;
     let vis = &k.item.vis;
     let p = quote!(::oxide_rt::__private);
-    let (launch, launch_with) = (format_ident!("launch_{}", name), format_ident!("launch_{}_with", name));
-    let (cpu, cpu_with) = (format_ident!("cpu_{}", name), format_ident!("cpu_{}_with", name));
+    let (launch, launch_with) = (format_ident!("launch_{}", base), format_ident!("launch_{}_with", base));
+    let (cpu, cpu_with) = (format_ident!("cpu_{}", base), format_ident!("cpu_{}_with", base));
     let unsafety = k.is_unsafe.then(|| quote!(unsafe));
 
     let mut gpu_params = Vec::new();
@@ -100,36 +121,44 @@ fn host_launchers(k: &Kernel<'_>) -> TokenStream {
     let mut cpu_prep = Vec::new();
     let mut cpu_call = Vec::new();
     let mut names = Vec::new();
-    for a in &k.args {
+    for a in &c.args {
         let id = &a.ident;
         names.push(quote!(#id));
-        let (ptr, len) = (format_ident!("__{}_ptr", id), format_ident!("__{}_len", id));
-        let guard = format_ident!("__{}_guard", id);
+        let (ptr, len) = (format_ident!("__oxide_{}_ptr", id), format_ident!("__oxide_{}_len", id));
+        let guard = format_ident!("__oxide_{}_guard", id);
         match &a.kind {
             ArgKind::Value | ArgKind::Invalid => {
-                let ty = a.ty;
+                let ty = &a.ty;
                 gpu_params.push(quote! { #id: #ty });
-                gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __args, &#id); });
+                // Spanned on the user's type: a missing `KernelArg` is reported there, once.
+                gpu_push.push(quote_spanned! {ty.span()=> #p::push_value(&mut __oxide_args, &#id); });
                 cpu_params.push(quote! { #id: #ty });
                 cpu_call.push(quote! { #id });
             }
             ArgKind::SliceIn { elem } => {
-                gpu_params.push(quote! { #id: &impl #p::DevicePtr<#elem> });
+                // `&[AtomicU32]` on the device is a `CudaSlice<u32>` on the host (cudarc cannot
+                // hold core's atomics; they have the integer's layout).
+                let host_elem = core_atomic_int(elem).unwrap_or_else(|| quote!(#elem));
+                gpu_params.push(quote! { #id: &impl #p::DevicePtr<#host_elem> });
+                gpu_prep.push(quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#host_elem>(); });
                 gpu_prep.push(quote! {
-                    let (#ptr, #guard) = #p::DevicePtr::device_ptr(#id, __stream);
+                    let (#ptr, #guard) = #p::DevicePtr::device_ptr(#id, __oxide_stream);
                     let #len: usize = #p::DeviceSlice::len(#id);
+                    let #ptr = #p::non_null_device_ptr::<#host_elem>(#ptr, #len);
                 });
-                gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __args, &#ptr); #p::PushKernelArg::arg(&mut __args, &#len); });
+                gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#ptr); #p::PushKernelArg::arg(&mut __oxide_args, &#len); });
                 cpu_params.push(quote! { #id: &[#elem] });
                 cpu_call.push(quote! { #id });
             }
             ArgKind::SliceOut { elem } => {
                 gpu_params.push(quote! { #id: &mut impl #p::DevicePtrMut<#elem> });
+                gpu_prep.push(quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#elem>(); });
                 gpu_prep.push(quote! {
                     let #len: usize = #p::DeviceSlice::len(#id);
-                    let (#ptr, #guard) = #p::DevicePtrMut::device_ptr_mut(#id, __stream);
+                    let (#ptr, #guard) = #p::DevicePtrMut::device_ptr_mut(#id, __oxide_stream);
+                    let #ptr = #p::non_null_device_ptr::<#elem>(#ptr, #len);
                 });
-                gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __args, &#ptr); #p::PushKernelArg::arg(&mut __args, &#len); });
+                gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#ptr); #p::PushKernelArg::arg(&mut __oxide_args, &#len); });
                 cpu_params.push(quote! { #id: &mut [#elem] });
                 cpu_prep.push(quote! {
                     let #len: usize = #id.len();
@@ -143,19 +172,26 @@ fn host_launchers(k: &Kernel<'_>) -> TokenStream {
     }
     let call_kernel = if k.is_unsafe {
         // SAFETY: the caller of this `unsafe` launcher upheld the kernel's contract.
-        quote! { unsafe { #name(#(#cpu_call),*) } }
+        quote! { unsafe { self::#name #turbofish(#(#cpu_call),*) } }
     } else {
-        quote! { #name(#(#cpu_call),*) }
+        quote! { self::#name #turbofish(#(#cpu_call),*) }
     };
     let doc_launch = format!(
         "Launches kernel `{export}` on `stream` with `grid` blocks of `block` threads.\n\n\
          Checks the configuration against the device first and returns `Err` instead of launching."
     );
+    let cpu_kernel = match &k.launch_bounds {
+        Some(b) => {
+            let max = b.max_threads;
+            quote! { #p::CpuKernel::new(#p::module!(), #export).with_max_threads(#max) }
+        }
+        None => quote! { #p::CpuKernel::new(#p::module!(), #export) },
+    };
     let doc_cpu = format!("Runs kernel `{export}` on the CPU executor with the same geometry and checks as the GPU.");
     quote! {
         #[cfg(not(target_arch = "nvptx64"))]
         #[doc = #doc_launch]
-        #[allow(clippy::too_many_arguments)]
+        #[allow(clippy::too_many_arguments, non_snake_case, dead_code)]
         #vis #unsafety fn #launch(
             stream: &#p::Arc<#p::CudaStream>,
             grid: impl ::core::convert::Into<::oxide_rt::Dim3>,
@@ -167,30 +203,30 @@ fn host_launchers(k: &Kernel<'_>) -> TokenStream {
 
         #[cfg(not(target_arch = "nvptx64"))]
         #[doc = #doc_launch]
-        #[allow(clippy::too_many_arguments)]
+        #[allow(clippy::too_many_arguments, non_snake_case, dead_code)]
         #vis #unsafety fn #launch_with(
             stream: &#p::Arc<#p::CudaStream>,
             config: ::oxide_rt::LaunchConfig,
             #(#gpu_params),*
         ) -> ::core::result::Result<(), ::oxide_rt::Error> {
-            static KERNEL: #p::Kernel = #p::Kernel::new(#p::module!(), #export);
-            let __stream: &#p::CudaStream = stream;
-            let (__func, __cfg) = KERNEL.prepare(__stream, &config)?;
+            static __OXIDE_KERNEL: #p::Kernel = #p::Kernel::new(#p::module!(), #export);
+            let __oxide_stream: &#p::CudaStream = stream;
+            let (__oxide_func, __oxide_cfg) = __OXIDE_KERNEL.prepare(__oxide_stream, &config)?;
             #(#gpu_prep)*
-            let mut __args = __stream.launch_builder(&__func);
+            let mut __oxide_args = __oxide_stream.launch_builder(&__oxide_func);
             #(#gpu_push)*
             // SAFETY: the arguments pushed above are exactly the parameters of the generated
             // `ptx-kernel` entry, in order and with the same types (scalars by value, slices as
             // pointer + length); the slice borrows outlive the launch, and the stream records
             // their use so later frees and writes wait for the kernel.
-            unsafe { __args.launch(__cfg) }
+            unsafe { __oxide_args.launch(__oxide_cfg) }
                 .map(|_| ())
                 .map_err(|source| #p::launch_error(#export, source))
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
         #[doc = #doc_cpu]
-        #[allow(clippy::too_many_arguments)]
+        #[allow(clippy::too_many_arguments, non_snake_case, dead_code)]
         #vis #unsafety fn #cpu(
             grid: impl ::core::convert::Into<::oxide_rt::Dim3>,
             block: impl ::core::convert::Into<::oxide_rt::Dim3>,
@@ -201,14 +237,35 @@ fn host_launchers(k: &Kernel<'_>) -> TokenStream {
 
         #[cfg(not(target_arch = "nvptx64"))]
         #[doc = #doc_cpu]
-        #[allow(clippy::too_many_arguments)]
+        #[allow(clippy::too_many_arguments, non_snake_case, dead_code)]
         #vis #unsafety fn #cpu_with(
             config: ::oxide_rt::LaunchConfig,
             #(#cpu_params),*
         ) -> ::core::result::Result<(), ::oxide_rt::Error> {
-            static KERNEL: #p::CpuKernel = #p::CpuKernel::new(#p::module!(), #export);
+            static __OXIDE_KERNEL: #p::CpuKernel = #cpu_kernel;
             #(#cpu_prep)*
-            #p::cpu_launch(&KERNEL, config, || { #call_kernel; })
+            #p::cpu_launch(&__OXIDE_KERNEL, config, || { #call_kernel; })
         }
     }
+}
+
+/// `AtomicU32` (any path ending so, without generics) -> `u32`, for core's integer atomics, which
+/// have the same size and alignment as their integer.
+fn core_atomic_int(ty: &syn::Type) -> Option<TokenStream> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last().filter(|s| s.arguments.is_none())?;
+    let plain = match last.ident.to_string().as_str() {
+        "AtomicU8" => quote!(u8),
+        "AtomicI8" => quote!(i8),
+        "AtomicU16" => quote!(u16),
+        "AtomicI16" => quote!(i16),
+        "AtomicU32" => quote!(u32),
+        "AtomicI32" => quote!(i32),
+        "AtomicU64" => quote!(u64),
+        "AtomicI64" => quote!(i64),
+        "AtomicUsize" => quote!(usize),
+        "AtomicIsize" => quote!(isize),
+        _ => return None,
+    };
+    Some(plain)
 }

@@ -2,63 +2,131 @@
 //! are reported together.
 
 use crate::ast::{ArgKind, Kernel};
+use proc_macro2::Span;
 use quote::ToTokens;
-use syn::spanned::Spanned;
 use syn::{Error, FnArg, ReturnType, Type};
 
+/// Argument names the generated launchers use for their own parameters.
+pub const RESERVED: [&str; 4] = ["stream", "grid", "block", "config"];
+
+/// Owning host types: a kernel argument cannot carry them to the device.
+const HOST_CONTAINERS: [&str; 11] =
+    ["Vec", "String", "Box", "Rc", "Arc", "HashMap", "HashSet", "BTreeMap", "BTreeSet", "VecDeque", "CudaSlice"];
+
+/// Where an error points: a whole piece of syntax (first to last token, as
+/// `Error::new_spanned` does), or one span.
+pub struct At(proc_macro2::TokenStream);
+
+pub fn at(t: &impl ToTokens) -> At {
+    At(t.to_token_stream())
+}
+
+impl From<Span> for At {
+    fn from(span: Span) -> At {
+        At(quote::quote_spanned!(span=> x))
+    }
+}
+
+impl At {
+    pub fn error(self, msg: String) -> Error {
+        Error::new_spanned(self.0, msg)
+    }
+}
+
 pub fn check(k: &Kernel<'_>) -> Result<(), Error> {
-    let mut errors: Vec<Error> = Vec::new();
-    let mut err = |span: proc_macro2::Span, msg: String| errors.push(Error::new(span, msg));
+    let mut errors: Vec<Error> = k.attr_errors.clone();
+    let mut err = |at: At, msg: String| errors.push(at.error(msg));
     let sig = &k.item.sig;
 
     if let Some(a) = &sig.asyncness {
-        err(a.span(), "a kernel cannot be `async`; hint: remove `async`, a kernel runs to completion on every thread".into());
+        err(at(&a), "a kernel cannot be `async`; hint: remove `async`, a kernel runs to completion on every thread".into());
     }
     if let Some(c) = &sig.constness {
-        err(c.span(), "a kernel cannot be `const fn`; hint: remove `const`".into());
+        err(at(&c), "a kernel cannot be `const fn`; hint: remove `const`".into());
     }
     if let Some(abi) = &sig.abi {
-        err(abi.span(), "a kernel must not name an ABI; hint: remove the `extern`, `#[kernel]` generates the `ptx-kernel` entry".into());
+        err(at(&abi), "a kernel must not name an ABI; hint: remove the `extern`, `#[kernel]` generates the `ptx-kernel` entry".into());
     }
     if let Some(v) = &sig.variadic {
-        err(v.span(), "a kernel cannot be variadic; hint: pass a slice instead".into());
+        err(at(&v), "a kernel cannot be variadic; hint: pass a slice instead".into());
     }
     if let ReturnType::Type(_, ty) = &sig.output {
         if !matches!(&**ty, Type::Tuple(t) if t.elems.is_empty()) {
-            err(ty.span(), format!(
+            err(at(&ty), format!(
                 "a kernel returns nothing, found `-> {}`; hint: write results into a `DisjointSlice<T>` argument",
-                ty.to_token_stream()
+                show(ty)
             ));
         }
     }
+    if !is_symbol(&k.export) {
+        err(k.export_span.into(), format!(
+            "`{}` is not a valid kernel symbol; hint: use letters, digits and `_`, not starting with a digit",
+            k.export
+        ));
+    }
+
+    let type_params = sig.generics.type_params().count();
     for g in &sig.generics.params {
         match g {
-            syn::GenericParam::Lifetime(l) => err(l.span(), format!(
+            syn::GenericParam::Lifetime(l) => err(at(&l), format!(
                 "lifetime parameter `{}` on a kernel is not supported; hint: remove it, kernel arguments borrow only for the launch",
                 l.lifetime
             )),
-            _ => err(g.span(), format!(
-                "generic parameter `{}` on a kernel is not supported; hint: write one kernel per element type",
-                g.to_token_stream()
+            syn::GenericParam::Const(c) => err(at(&c), format!(
+                "const generic parameter `{}` on a kernel is not supported; hint: pass `{}` as an ordinary argument",
+                show(c), c.ident
             )),
+            syn::GenericParam::Type(t) if k.instantiate.is_empty() => err(at(&t.ident), format!(
+                "generic parameter `{}` needs concrete types to compile for the GPU; hint: list them with `#[kernel(instantiate(f32, f64))]`, which exports one kernel per type",
+                t.ident
+            )),
+            syn::GenericParam::Type(_) => {}
         }
     }
-    if let Some(wc) = &sig.generics.where_clause {
-        err(wc.span(), "a `where` clause on a kernel is not supported; hint: remove it".into());
+    if let (Some(wc), 0) = (&sig.generics.where_clause, type_params) {
+        err(at(&wc), "a `where` clause on a non-generic kernel has nothing to constrain; hint: remove it".into());
+    }
+    if let (Some(span), 0) = (k.instantiate_span, type_params) {
+        err(span.into(), "`instantiate(..)` is only for generic kernels and this one has no type parameters; hint: remove it".into());
+    }
+    if type_params > 0 {
+        for inst in &k.instantiate {
+            if inst.types.len() != type_params {
+                err(at(&inst.tokens), format!(
+                    "this instantiation gives {} type(s) for {type_params} type parameter(s); hint: write one type per parameter, a tuple `(f32, u32)` for several",
+                    inst.types.len()
+                ));
+            }
+            for t in &inst.types {
+                let plain = matches!(t, Type::Path(p) if p.qself.is_none()
+                    && p.path.segments.last().is_some_and(|s| s.arguments.is_none()));
+                if !plain {
+                    err(at(&t), format!(
+                        "`instantiate` takes type names (they become the kernel's name suffix), found `{}`; hint: name it with a `type` alias",
+                        show(t)
+                    ));
+                }
+            }
+        }
     }
     for input in &sig.inputs {
         if let FnArg::Receiver(r) = input {
-            err(r.span(), "a kernel cannot take `self`; hint: make it a free function in the kernels module".into());
+            err(at(&r), format!(
+                "a kernel cannot take `{}`; hint: make it a free function in the kernels module",
+                show(r)
+            ));
         }
     }
     for arg in &k.args {
-        if ["stream", "grid", "block", "config"].contains(&arg.ident.to_string().as_str()) {
-            err(arg.ident.span(), format!(
-                "argument name `{}` is taken by the generated launcher's own parameter; hint: rename the argument",
-                arg.ident
+        let name = arg.ident.to_string();
+        if arg.user_named && RESERVED.contains(&name.as_str()) {
+            err(at(&arg.ident), format!(
+                "argument name `{name}` is taken by the generated launcher's own parameter; hint: rename the argument"
             ));
+        } else if arg.user_named && name.to_ascii_lowercase().starts_with("__oxide") {
+            err(at(&arg.ident), format!("argument name `{name}` is reserved for generated code; hint: rename the argument"));
         }
-        check_arg(arg.ty, &arg.kind, &mut err);
+        check_arg(&arg.ty, &arg.kind, &mut err);
     }
 
     let mut errors = errors.into_iter();
@@ -71,52 +139,199 @@ pub fn check(k: &Kernel<'_>) -> Result<(), Error> {
     }
 }
 
-fn check_arg(ty: &Type, kind: &ArgKind<'_>, err: &mut impl FnMut(proc_macro2::Span, String)) {
-    let shown = ty.to_token_stream().to_string();
+fn is_symbol(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
+    let shown = show(ty);
     match (kind, ty) {
-        (ArgKind::Invalid, Type::Reference(r)) if r.mutability.is_some() => err(ty.span(), format!(
+        (ArgKind::Invalid, Type::Reference(r)) if r.mutability.is_some() => err(at(&ty), format!(
             "`{shown}` would be shared mutably by every GPU thread (aliasing); hint: take `DisjointSlice<T>` for per-thread output"
         )),
-        (ArgKind::Invalid, Type::Reference(_)) => err(ty.span(), format!(
+        (ArgKind::Invalid, Type::Reference(_)) => err(at(&ty), format!(
             "kernel arguments cannot borrow `{shown}`; hint: pass `&[T]` for device data or the value itself"
         )),
-        (ArgKind::Invalid, _) => err(ty.span(), format!("`{shown}` is not a valid output slice; hint: write `DisjointSlice<T>`")),
+        (ArgKind::Invalid, _) => err(at(&ty), format!("`{shown}` is not a valid output slice; hint: write `DisjointSlice<T>`")),
         (ArgKind::SliceIn { elem }, Type::Reference(r)) => {
-            if let Some(l) = &r.lifetime {
-                err(l.span(), format!(
-                    "lifetime `{l}` cannot be honoured on the device: the slice lives only for the launch; hint: write `&[T]`"
+            if let Some(l) = r.lifetime.as_ref().filter(|l| l.ident != "_") {
+                err(at(&l), format!(
+                    "lifetime `{l}` cannot be honoured on the device: the slice is borrowed only for the launch; hint: write `&[{}]`",
+                    show(elem)
                 ));
             }
             check_value_type(elem, err);
         }
-        (ArgKind::SliceOut { elem }, _) => check_value_type(elem, err),
+        (ArgKind::SliceOut { elem }, Type::Path(p)) => {
+            let lifetimes = p.path.segments.last().into_iter().flat_map(|s| match &s.arguments {
+                syn::PathArguments::AngleBracketed(ab) => ab.args.iter().collect(),
+                _ => Vec::new(),
+            });
+            for l in lifetimes {
+                if let syn::GenericArgument::Lifetime(l) = l {
+                    if l.ident != "_" {
+                        err(at(&l), format!(
+                            "lifetime `{l}` cannot be honoured on the device: the output is borrowed only for the launch; hint: write `DisjointSlice<{}>`",
+                            show(elem)
+                        ));
+                    }
+                }
+            }
+            check_value_type(elem, err);
+        }
         (ArgKind::Value, _) => check_value_type(ty, err),
         _ => {}
     }
 }
 
-/// Types that cannot cross to the device by value: owning host containers, trait objects.
-fn check_value_type(ty: &Type, err: &mut impl FnMut(proc_macro2::Span, String)) {
-    let shown = ty.to_token_stream().to_string();
+/// Types that cannot cross to the device by value: owning host containers, trait objects,
+/// pointers, and scalars with invalid bit patterns. The `KernelArg` bound the launchers assert
+/// catches the rest (e.g. a struct without `#[derive(KernelArg)]`).
+pub fn check_value_type(ty: &Type, err: &mut impl FnMut(At, String)) {
+    let shown = show(ty);
     match ty {
-        Type::ImplTrait(_) => err(ty.span(), format!(
+        Type::ImplTrait(_) => err(at(&ty), format!(
             "`{shown}` cannot be a kernel argument; hint: use a concrete type, kernels are compiled ahead of time"
         )),
-        Type::TraitObject(_) => err(ty.span(), format!("trait object `{shown}` cannot cross to the device; hint: use a concrete type")),
-        Type::Ptr(_) => err(ty.span(), format!(
+        Type::TraitObject(_) => err(at(&ty), format!("trait object `{shown}` cannot cross to the device; hint: use a concrete type")),
+        Type::Ptr(_) => err(at(&ty), format!(
             "raw pointer `{shown}` is not a kernel argument; hint: pass `&[T]` or `DisjointSlice<T>`"
         )),
-        Type::Reference(_) => err(ty.span(), format!("kernel data cannot hold the reference `{shown}`; hint: pass `&[T]`")),
+        Type::Reference(_) => err(at(&ty), format!(
+            "the reference `{shown}` would point into host memory from the device; hint: pass the value itself, or the data as a `&[T]` kernel argument"
+        )),
+        Type::Slice(_) => err(at(&ty), format!("`{shown}` has no size known to the launcher; hint: pass `&{shown}`")),
+        Type::Tuple(t) if !t.elems.is_empty() => err(at(&ty), format!(
+            "tuple `{shown}` has no fixed layout shared by host and device; hint: use a `#[repr(C)]` struct with `#[derive(KernelArg)]`"
+        )),
+        Type::BareFn(_) => err(at(&ty), format!("function pointer `{shown}` cannot be called on the device; hint: pass data, not code")),
+        Type::Array(a) => check_value_type(&a.elem, err),
         Type::Path(p) => {
             if let Some(last) = p.path.segments.last() {
                 let name = last.ident.to_string();
-                if ["Vec", "String", "Box", "Rc", "Arc", "HashMap", "BTreeMap", "VecDeque"].contains(&name.as_str()) {
-                    err(ty.span(), format!(
+                if HOST_CONTAINERS.contains(&name.as_str()) {
+                    err(at(&ty), format!(
                         "`{shown}` owns host memory and cannot be a kernel argument; hint: copy it to the GPU and pass `&[T]`"
                     ));
+                } else if name == "bool" && p.path.segments.len() == 1 {
+                    err(at(&ty), "`bool` is not a kernel argument type (a byte other than 0 or 1 would be undefined behaviour on the device); hint: pass a `u32` that is 0 or 1".into());
+                } else if name == "char" && p.path.segments.len() == 1 {
+                    err(at(&ty), "`char` is not a kernel argument type (not every `u32` is a valid `char`); hint: pass a `u32` code point".into());
+                } else if (name == "u128" || name == "i128") && p.path.segments.len() == 1 {
+                    err(at(&ty), format!("`{name}` is not a kernel argument type (PTX has no 128-bit parameters); hint: split it into two `u64`"));
                 }
             }
         }
         _ => {}
+    }
+}
+
+/// Tokens as a user would write them: `&mut [f32]`, not `& mut [f32]`.
+pub fn show(t: &impl ToTokens) -> String {
+    let mut s = t.to_token_stream().to_string();
+    for (from, to) in [
+        ("& '", "&'"),
+        ("& ", "&"),
+        ("* const", "*const"),
+        ("* mut", "*mut"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        (" ;", ";"),
+        (":: ", "::"),
+        (" ::", "::"),
+        ("( ", "("),
+        (" )", ")"),
+        (" :", ":"),
+    ] {
+        s = s.replace(from, to);
+    }
+    // `Fn (u32)` -> `Fn(u32)`: no space between a name and its parenthesised arguments.
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ' ' && chars.peek() == Some(&'(') && out.ends_with(|p: char| p.is_alphanumeric() || p == '_') {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proc_macro2::TokenStream;
+    use syn::ItemFn;
+
+    fn errors(attr: TokenStream, item: ItemFn) -> Vec<String> {
+        let k = Kernel::from_syn(attr, &item);
+        match check(&k) {
+            Ok(()) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn shows_types_as_written() {
+        let t: Type = syn::parse_quote!(&'static mut [Vec<f32>]);
+        assert_eq!(show(&t), "&'static mut [Vec<f32>]");
+        let t: Type = syn::parse_quote!(*const core::ffi::c_void);
+        assert_eq!(show(&t), "*const core::ffi::c_void");
+        let t: Type = syn::parse_quote!(impl Fn(u32) -> u32);
+        assert_eq!(show(&t), "impl Fn(u32) -> u32");
+    }
+
+    #[test]
+    fn valid_kernels_pass() {
+        assert!(errors(TokenStream::new(), syn::parse_quote!(pub fn k(a: f32, x: &[f32], y: DisjointSlice<f32>) {})).is_empty());
+        assert!(errors(
+            quote::quote!(instantiate(f32, f64)),
+            syn::parse_quote!(pub fn k<T: Copy>(a: T, x: &'_ [T], y: DisjointSlice<'_, T>) where T: Default {})
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn all_errors_of_one_item_are_collected() {
+        let e = errors(
+            quote::quote!(launch_bounds(4096)),
+            syn::parse_quote!(async fn k(grid: u32, x: &mut [f32], s: String, b: bool) -> u32 {}),
+        );
+        assert_eq!(e.len(), 7, "{e:#?}");
+        for (e, want) in e.iter().zip(["launch_bounds(4096)", "`async`", "`-> u32`", "`grid`", "`&mut [f32]`", "`String`", "`bool`"]) {
+            assert!(e.contains(want), "{e} lacks {want}");
+        }
+        assert!(e.iter().all(|e| e.contains("hint: ")), "{e:#?}");
+    }
+
+    #[test]
+    fn generic_rules() {
+        let e = errors(TokenStream::new(), syn::parse_quote!(fn k<T>(a: T) {}));
+        assert!(e.len() == 1 && e[0].contains("instantiate(f32, f64)"), "{e:?}");
+        let e = errors(quote::quote!(instantiate(f32)), syn::parse_quote!(fn k(a: f32) {}));
+        assert!(e.len() == 1 && e[0].contains("only for generic kernels"), "{e:?}");
+        let e = errors(quote::quote!(instantiate(f32, [u8; 2])), syn::parse_quote!(fn k<T>(a: T) {}));
+        assert!(e.len() == 1 && e[0].contains("`[u8; 2]`"), "{e:?}");
+        let e = errors(quote::quote!(instantiate((f32, u32))), syn::parse_quote!(fn k<T>(a: T) {}));
+        assert!(e.len() == 1 && e[0].contains("2 type(s) for 1"), "{e:?}");
+        let e = errors(TokenStream::new(), syn::parse_quote!(fn k<const N: usize>(a: [f32; N]) {}));
+        assert!(e.len() == 1 && e[0].contains("`const N: usize`"), "{e:?}");
+    }
+
+    #[test]
+    fn symbol_names_are_checked() {
+        let e = errors(quote::quote!(name = "9lives"), syn::parse_quote!(fn k() {}));
+        assert!(e.len() == 1 && e[0].contains("`9lives`"), "{e:?}");
+        assert!(errors(quote::quote!(name = "my_k2"), syn::parse_quote!(fn k() {})).is_empty());
+    }
+
+    #[test]
+    fn device_lifetimes_are_rejected() {
+        let e = errors(TokenStream::new(), syn::parse_quote!(fn k(x: &'static [f32], y: DisjointSlice<'static, f32>) {}));
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(e.iter().all(|e| e.contains("`'static`")), "{e:?}");
     }
 }

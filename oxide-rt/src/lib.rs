@@ -10,6 +10,7 @@
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
 
+mod arg;
 pub mod device;
 mod dim;
 
@@ -18,6 +19,8 @@ pub mod host;
 
 pub use dim::{Dim3, LaunchConfig};
 pub use oxide_macros::kernel;
+pub use arg::KernelArg;
+pub use oxide_macros::KernelArg;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::{Backend, Error};
@@ -55,6 +58,12 @@ pub struct EmbeddedModule {
 pub mod __private {
     pub use crate::device::DisjointSlice;
 
+    #[cfg(target_arch = "nvptx64")]
+    pub use crate::device::nvptx::handle_panic;
+    pub use crate::arg::{assert_kernel_arg, KernelArg};
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub use crate::arg::push_value;
+
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::host::__private::*;
 
@@ -65,15 +74,28 @@ pub mod __private {
     /// Rebuilds a kernel's `&[T]` argument from the pointer and length the host passed.
     ///
     /// # Safety
-    /// `ptr`/`len` must describe a live allocation of `len` initialised `T`s that nobody writes
-    /// during the kernel; the host launcher guarantees this by passing a shared borrow of a
+    /// `ptr`/`len` must describe a live allocation of `len` initialised `T`s (`ptr` non-null
+    /// and aligned even when `len == 0`) that nobody writes during the kernel; the host launcher guarantees this by passing a shared borrow of a
     /// device slice for the duration of the launch.
+    /// The host launchers never pass a null pointer (see [`non_null_device_ptr`]), so no
+    /// branch is needed here.
     #[inline(always)]
     pub unsafe fn slice_from_raw<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
-        if len == 0 {
-            return &[];
-        }
-        // SAFETY: guaranteed by the caller, see above.
+        // SAFETY: guaranteed by the caller, see above; `ptr` is non-null and aligned even when
+        // `len == 0`.
         unsafe { core::slice::from_raw_parts(ptr, len) }
+    }
+
+    /// A device slice's address as passed to a kernel: an empty allocation may have address 0,
+    /// which Rust slices on the device must not see, so it becomes a dangling aligned address
+    /// (never dereferenced, since the length is 0).
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub fn non_null_device_ptr<T>(ptr: u64, len: usize) -> u64 {
+        if len == 0 || ptr == 0 {
+            core::mem::align_of::<T>() as u64
+        } else {
+            ptr
+        }
     }
 }

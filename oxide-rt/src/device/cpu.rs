@@ -1,50 +1,423 @@
-//! Host backend of the device API: the CPU executor sets a per-OS-thread context before it
-//! runs each simulated GPU thread, and the device functions read it.
+//! Host backend of the device API: what a kernel's device calls do when the kernels module is
+//! compiled for the host and run by the CPU executor (`host::cpu`).
+//!
+//! The executor publishes the running simulated thread through a per-OS-thread context
+//! ([`CTX`]): indices, the block's shared memory ([`BlockMem`]) and, for kernels that run as
+//! fibers, the thread's [`Fiber`] slot. A collective operation (barrier, shuffle, vote, ...)
+//! writes its request into the slot and suspends the fiber; the block scheduler
+//! (`host::cpu::fibers`) resumes it once every participant has arrived, with the result in the
+//! slot. All threads of a block run on one OS thread, so none of this needs locks.
 
+use crate::device::warp::ShflMode;
 use crate::dim::Dim3;
-use std::cell::Cell;
+use std::alloc::{self, Layout};
+use std::cell::{Cell, RefCell};
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{fence, Ordering};
 
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ThreadCtx {
-    pub thread_idx: Dim3,
-    pub block_idx: Dim3,
-    pub block_dim: Dim3,
-    pub grid_dim: Dim3,
+/// The fiber yielder type of the CPU executor (resume input, yield output: nothing; results
+/// travel through the [`Fiber`] slot).
+pub(crate) type Yielder = corosensei::Yielder<(), ()>;
+
+/// A collective operation a simulated thread waits at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Op {
+    /// Running, or ready to run.
+    Running,
+    /// Returned from the kernel.
+    Done,
+    /// `bar.sync` / `bar.red` with this thread's predicate.
+    Barrier { pred: bool },
+    /// A `*.sync` warp operation over the lanes in `mask`.
+    Warp { mask: u32, kind: WarpOp },
+    /// `activemask`.
+    ActiveMask,
 }
 
-thread_local! {
-    static CTX: Cell<Option<ThreadCtx>> = const { Cell::new(None) };
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum WarpOp {
+    Sync,
+    All(bool),
+    Any(bool),
+    Ballot(bool),
+    Shfl { mode: ShflMode, value: u32, arg: u32, width: u32 },
 }
 
-pub(crate) fn set_ctx(ctx: Option<ThreadCtx>) {
-    CTX.with(|c| c.set(ctx));
-}
-
-fn ctx() -> ThreadCtx {
-    match CTX.with(|c| c.get()) {
-        Some(ctx) => ctx,
-        // A device function called outside a launch is a programming error in host code, like
-        // calling `threadIdx` from a CUDA host function (which does not even compile there).
-        None => panic!("oxide device API called outside a kernel launch; use the kernel's cpu_<name> launcher"),
+impl WarpOp {
+    /// Lanes of one group must execute the same kind of operation (their operands may differ).
+    pub(crate) fn same_kind(self, other: WarpOp) -> bool {
+        core::mem::discriminant(&self) == core::mem::discriminant(&other)
     }
 }
 
+impl Op {
+    pub(crate) fn describe(self) -> String {
+        match self {
+            Op::Running => "running".into(),
+            Op::Done => "exited".into(),
+            Op::Barrier { .. } => "sync_threads".into(),
+            Op::ActiveMask => "active_mask".into(),
+            Op::Warp { mask, kind } => {
+                let name = match kind {
+                    WarpOp::Sync => "sync_warp",
+                    WarpOp::All(_) => "vote_all",
+                    WarpOp::Any(_) => "vote_any",
+                    WarpOp::Ballot(_) => "vote_ballot",
+                    WarpOp::Shfl { .. } => "shfl",
+                };
+                format!("{name}(mask {mask:#010x})")
+            }
+        }
+    }
+}
+
+/// One simulated thread's mailbox to the block scheduler.
+pub(crate) struct Fiber {
+    pub(crate) op: Cell<Op>,
+    /// The result of the last collective: (value, participants).
+    pub(crate) result: Cell<(u32, u32)>,
+    pub(crate) yielder: Cell<*const Yielder>,
+    /// Set when the block is being torn down (another thread panicked): the fiber unwinds.
+    pub(crate) abort: Cell<bool>,
+}
+
+impl Fiber {
+    pub(crate) fn new() -> Fiber {
+        Fiber { op: Cell::new(Op::Running), result: Cell::new((0, 0)), yielder: Cell::new(ptr::null()), abort: Cell::new(false) }
+    }
+}
+
+/// Unwind payload used to tear down the fibers of a failed block; never reported.
+pub(crate) struct BlockAborted;
+
+/// Shared memory of one block: one zeroed allocation per `static` shared declaration (created on
+/// first use) and the launch's dynamic shared memory.
+pub(crate) struct BlockMem {
+    statics: RefCell<Vec<(*const u8, NonNull<u8>, Layout)>>,
+    dynamic: Option<(NonNull<u8>, Layout)>,
+}
+
+const DYNAMIC_ALIGN: usize = 16;
+
+impl BlockMem {
+    pub(crate) fn new(dynamic_bytes: usize) -> BlockMem {
+        let dynamic = (dynamic_bytes > 0).then(|| {
+            // 16 is a power of two and the size is at most the GPU limit (checked at launch).
+            let layout = Layout::from_size_align(dynamic_bytes, DYNAMIC_ALIGN).unwrap_or(Layout::new::<u128>());
+            (zeroed(layout), layout)
+        });
+        BlockMem { statics: RefCell::new(Vec::new()), dynamic }
+    }
+
+    fn static_ptr(&self, key: *const u8, bytes: usize, align: usize) -> *mut u8 {
+        let mut statics = self.statics.borrow_mut();
+        if let Some((_, p, _)) = statics.iter().find(|(k, _, _)| *k == key) {
+            return p.as_ptr();
+        }
+        let layout = match Layout::from_size_align(bytes.max(1), align.max(1)) {
+            Ok(l) => l,
+            Err(_) => panic!("shared memory declaration of {bytes} bytes with alignment {align} is not a valid layout"),
+        };
+        let p = zeroed(layout);
+        statics.push((key, p, layout));
+        p.as_ptr()
+    }
+}
+
+fn zeroed(layout: Layout) -> NonNull<u8> {
+    // SAFETY: `layout` has a non-zero size (callers pass at least 1 byte).
+    let p = unsafe { alloc::alloc_zeroed(layout) };
+    match NonNull::new(p) {
+        Some(p) => p,
+        None => alloc::handle_alloc_error(layout),
+    }
+}
+
+impl Drop for BlockMem {
+    fn drop(&mut self) {
+        for (_, p, layout) in self.statics.get_mut().drain(..) {
+            // SAFETY: allocated by `zeroed` with this layout, freed once.
+            unsafe { alloc::dealloc(p.as_ptr(), layout) }
+        }
+        if let Some((p, layout)) = self.dynamic.take() {
+            // SAFETY: as above.
+            unsafe { alloc::dealloc(p.as_ptr(), layout) }
+        }
+    }
+}
+
+/// The per-OS-thread view of the simulated thread that runs now.
+struct Ctx {
+    thread_idx: Cell<Dim3>,
+    linear: Cell<u32>,
+    block_idx: Cell<Dim3>,
+    block_dim: Cell<Dim3>,
+    grid_dim: Cell<Dim3>,
+    /// Null outside a launch.
+    mem: Cell<*const BlockMem>,
+    /// Null when the kernel runs as a plain loop (no collectives allowed).
+    fiber: Cell<*const Fiber>,
+}
+
+const ZERO: Dim3 = Dim3::new(0, 0, 0);
+
+thread_local! {
+    static CTX: Ctx = const {
+        Ctx {
+            thread_idx: Cell::new(ZERO),
+            linear: Cell::new(0),
+            block_idx: Cell::new(ZERO),
+            block_dim: Cell::new(ZERO),
+            grid_dim: Cell::new(ZERO),
+            mem: Cell::new(ptr::null()),
+            fiber: Cell::new(ptr::null()),
+        }
+    };
+}
+
+/// Publishes the block this OS thread runs now. `mem` must stay alive until [`leave_block`].
+pub(crate) fn enter_block(block_idx: Dim3, block_dim: Dim3, grid_dim: Dim3, mem: &BlockMem) {
+    CTX.with(|c| {
+        c.block_idx.set(block_idx);
+        c.block_dim.set(block_dim);
+        c.grid_dim.set(grid_dim);
+        c.mem.set(mem);
+        c.fiber.set(ptr::null());
+    });
+}
+
+pub(crate) fn leave_block() {
+    CTX.with(|c| {
+        c.mem.set(ptr::null());
+        c.fiber.set(ptr::null());
+        c.block_idx.set(ZERO);
+        c.block_dim.set(ZERO);
+        c.grid_dim.set(ZERO);
+    });
+}
+
+/// Publishes the simulated thread that runs next in plain-loop mode (`enter_block` cleared the
+/// fiber slot): the hot path of barrier-free kernels, so only what changes per thread.
+#[inline(always)]
+pub(crate) fn set_plain_thread(thread_idx: Dim3, linear: u32) {
+    CTX.with(|c| {
+        c.thread_idx.set(thread_idx);
+        c.linear.set(linear);
+    });
+}
+
+/// Publishes the fiber that runs next.
+#[inline(always)]
+pub(crate) fn set_thread(thread_idx: Dim3, linear: u32, fiber: *const Fiber) {
+    CTX.with(|c| {
+        c.thread_idx.set(thread_idx);
+        c.linear.set(linear);
+        c.fiber.set(fiber);
+    });
+}
+
+#[cold]
+#[inline(never)]
+fn outside_launch() -> ! {
+    // A device function called outside a launch is a programming error in host code, like
+    // calling `threadIdx` from a CUDA host function (which does not even compile there).
+    panic!("oxide device API called outside a kernel launch; use the kernel's cpu_<name> launcher")
+}
+
+#[inline(always)]
+fn in_launch<R>(f: impl FnOnce(&Ctx) -> R) -> R {
+    CTX.with(|c| {
+        if c.mem.get().is_null() {
+            outside_launch()
+        }
+        f(c)
+    })
+}
+
+// Only `thread_idx` checks for a launch: every index computation reads it, and the other three
+// stay two plain loads on the hot path of barrier-free kernels (outside a launch they read 0).
+#[inline]
 pub fn thread_idx() -> Dim3 {
-    ctx().thread_idx
+    in_launch(|c| c.thread_idx.get())
 }
 
+#[inline]
 pub fn block_idx() -> Dim3 {
-    ctx().block_idx
+    CTX.with(|c| c.block_idx.get())
 }
 
+#[inline]
 pub fn block_dim() -> Dim3 {
-    ctx().block_dim
+    CTX.with(|c| c.block_dim.get())
 }
 
+#[inline]
 pub fn grid_dim() -> Dim3 {
-    ctx().grid_dim
+    CTX.with(|c| c.grid_dim.get())
+}
+
+/// Linear thread index in the block modulo the warp size.
+#[inline]
+pub fn lane_id() -> u32 {
+    in_launch(|c| c.linear.get() % 32)
+}
+
+/// Linear thread index in the block divided by the warp size.
+#[inline]
+pub fn warp_id() -> u32 {
+    in_launch(|c| c.linear.get() / 32)
+}
+
+#[cold]
+#[inline(never)]
+fn not_in_fiber(what: &str) -> ! {
+    panic!(
+        "`{what}` was reached, but the CPU executor runs this kernel as a plain loop because its PTX \
+         contains no barrier or warp instruction; the host build of the kernel differs from the \
+         device build (check `cfg(target_arch)` in the kernel)"
+    )
+}
+
+/// Suspends the current fiber at collective `op` until the block scheduler resolves it.
+fn collective(what: &str, op: Op) -> (u32, u32) {
+    let f = in_launch(|c| c.fiber.get());
+    if f.is_null() {
+        not_in_fiber(what)
+    }
+    // SAFETY: the scheduler points `fiber` at the slot of the fiber running now on this OS thread;
+    // the slot lives until the whole block has finished, which is after this call returns.
+    let fiber = unsafe { &*f };
+    if fiber.abort.get() {
+        std::panic::resume_unwind(Box::new(BlockAborted));
+    }
+    fiber.op.set(op);
+    let y = fiber.yielder.get();
+    // SAFETY: set by the fiber's entry closure to its own yielder, which lives as long as the
+    // coroutine; we are running on that coroutine's stack right now.
+    unsafe { (*y).suspend(()) };
+    if fiber.abort.get() {
+        std::panic::resume_unwind(Box::new(BlockAborted));
+    }
+    fiber.result.get()
 }
 
 pub fn sync_threads() {
-    crate::host::cpu::barrier();
+    collective("sync_threads", Op::Barrier { pred: false });
+}
+
+/// Number of threads of the block whose `pred` is true (`__syncthreads_count`).
+pub fn sync_threads_count(pred: bool) -> u32 {
+    collective("sync_threads_count", Op::Barrier { pred }).0
+}
+
+pub fn sync_threads_and(pred: bool) -> bool {
+    let (count, n) = collective("sync_threads_and", Op::Barrier { pred });
+    count == n
+}
+
+pub fn sync_threads_or(pred: bool) -> bool {
+    collective("sync_threads_or", Op::Barrier { pred }).0 > 0
+}
+
+#[track_caller]
+fn own_lane_in(what: &str, mask: u32) {
+    let lane = lane_id();
+    if mask & (1 << lane) == 0 {
+        panic!("{what}: mask {mask:#010x} does not name the calling lane {lane}; CUDA requires it");
+    }
+}
+
+#[track_caller]
+pub fn sync_warp(mask: u32) {
+    own_lane_in("sync_warp", mask);
+    collective("sync_warp", Op::Warp { mask, kind: WarpOp::Sync });
+}
+
+/// The lanes of this warp that are executing `active_mask` together: those waiting there when
+/// every thread of the block has run as far as it can.
+pub fn active_mask() -> u32 {
+    collective("active_mask", Op::ActiveMask).0
+}
+
+#[track_caller]
+pub fn shfl_u32(mode: ShflMode, mask: u32, value: u32, lane_or_delta: u32, width: u32) -> u32 {
+    if !(width.is_power_of_two() && width <= 32) {
+        panic!("shuffle width {width} is not a power of two between 1 and 32");
+    }
+    own_lane_in("shfl", mask);
+    collective("shfl", Op::Warp { mask, kind: WarpOp::Shfl { mode, value, arg: lane_or_delta, width } }).0
+}
+
+#[track_caller]
+pub fn vote_all(mask: u32, pred: bool) -> bool {
+    own_lane_in("vote_all", mask);
+    collective("vote_all", Op::Warp { mask, kind: WarpOp::All(pred) }).0 != 0
+}
+
+#[track_caller]
+pub fn vote_any(mask: u32, pred: bool) -> bool {
+    own_lane_in("vote_any", mask);
+    collective("vote_any", Op::Warp { mask, kind: WarpOp::Any(pred) }).0 != 0
+}
+
+#[track_caller]
+pub fn vote_ballot(mask: u32, pred: bool) -> u32 {
+    own_lane_in("vote_ballot", mask);
+    collective("vote_ballot", Op::Warp { mask, kind: WarpOp::Ballot(pred) }).0
+}
+
+/// Lane whose value a shuffle returns to `lane`, or `None` for the caller's own value
+/// (PTX `shfl.sync` with CUDA's `c` operand for `width`: `((32 - width) << 8) | clamp`).
+pub(crate) fn shfl_source(mode: ShflMode, lane: u32, b: u32, width: u32) -> Option<u32> {
+    let seg = 32 - width as i64; // segment mask, bits above the lane-in-segment
+    let lane = lane as i64;
+    let min_lane = lane & seg;
+    let (j, ok) = match mode {
+        ShflMode::Up => {
+            let j = lane - b as i64;
+            (j, j >= min_lane)
+        }
+        _ => {
+            let max_lane = min_lane | (31 & !seg);
+            let j = match mode {
+                ShflMode::Down => lane + b as i64,
+                ShflMode::Xor => lane ^ b as i64,
+                _ => min_lane | (b as i64 & 31 & !seg),
+            };
+            (j, j <= max_lane)
+        }
+    };
+    ok.then_some(j as u32)
+}
+
+/// Per-block storage of the `static` shared declaration identified by `key`.
+pub fn shared_static(key: *const u8, bytes: usize, align: usize) -> *mut u8 {
+    let mem = in_launch(|c| c.mem.get());
+    // SAFETY: non-null (checked by `in_launch`) and alive until the block finishes, which is
+    // after every thread of the block has returned.
+    unsafe { (*mem).static_ptr(key, bytes, align) }
+}
+
+/// This block's dynamic shared memory and its size (16-byte aligned; dangling when empty).
+pub fn dynamic_shared() -> (*mut u8, usize) {
+    let mem = in_launch(|c| c.mem.get());
+    // SAFETY: as in `shared_static`.
+    match unsafe { &(*mem).dynamic } {
+        Some((p, layout)) => (p.as_ptr(), layout.size()),
+        None => (ptr::without_provenance_mut(DYNAMIC_ALIGN), 0),
+    }
+}
+
+// The threads of one block share an OS thread, but blocks run on different OS threads in
+// parallel: every fence is a real fence.
+pub fn fence_block() {
+    fence(Ordering::SeqCst);
+}
+
+pub fn fence_device() {
+    fence(Ordering::SeqCst);
+}
+
+pub fn fence_system() {
+    fence(Ordering::SeqCst);
 }

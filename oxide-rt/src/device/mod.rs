@@ -1,16 +1,36 @@
 //! The device API: everything a kernel calls.
 //!
-//! Each function has two backends chosen at compile time: NVPTX intrinsics when the kernels
+//! Each function has two backends chosen at compile time: NVPTX instructions when the kernels
 //! module is built for the GPU, and the CPU executor's per-thread context when it is built for
-//! the host. Kernel code is identical for both.
+//! the host. Kernel code is identical for both. `use oxide_rt::device::*;` brings in the modules
+//! and the most common names:
+//!
+//! | module | CUDA equivalent |
+//! | --- | --- |
+//! | [`thread`] | `threadIdx`, `blockIdx`, `blockDim`, `gridDim`, global indices, lane/warp ids |
+//! | [`sync`] | `__syncthreads{,_count,_and,_or}`, `__syncwarp`, `__threadfence{_block,,_system}` |
+//! | [`shared`] | `__shared__` arrays ([`shared_array!`](crate::shared_array)), `extern __shared__` |
+//! | [`atomic`] | `atomicAdd` … `atomicCAS` with block/device/system scope, float add |
+//! | [`warp`] | `__shfl*_sync`, `__all/__any/__ballot_sync`, `__activemask`, `__popc` … |
+//! | [`math`] | `sqrtf`, `expf`, … (libdevice), [`math::fast`] (`__expf`, …) |
+//! | [`print`] | `printf` ([`dprintln!`](crate::dprintln)) |
+//!
+//! A panic in a kernel (bounds check, `panic!`, `unwrap`) stops the kernel; on the GPU the host
+//! gets `Error::KernelPanic` with the source location and message from
+//! `oxide_rt::host::synchronize` (or the next launch).
 
+pub mod atomic;
+pub mod math;
+pub(crate) mod panic_record;
+pub mod print;
+pub mod shared;
 mod slice;
 pub mod sync;
 pub mod thread;
 pub mod warp;
 
 #[cfg(target_arch = "nvptx64")]
-mod nvptx;
+pub(crate) mod nvptx;
 #[cfg(target_arch = "nvptx64")]
 use nvptx as backend;
 
@@ -20,7 +40,13 @@ pub(crate) mod cpu;
 use cpu as backend;
 
 pub use crate::dim::Dim3;
+pub use crate::{dprint, dprintln, shared_array};
+pub use crate::KernelArg;
+pub use atomic::{AtomicF32, AtomicF64, AtomicFloat, AtomicInt, Scope};
+pub use math::Float;
 pub use oxide_macros::kernel;
+pub use shared::{dynamic_shared, Shared2d, SharedElem, SharedSlice};
 pub use slice::DisjointSlice;
-pub use sync::sync_threads;
-pub use thread::ThreadIndex;
+pub use sync::{sync_threads, sync_threads_and, sync_threads_count, sync_threads_or, sync_warp};
+pub use thread::{ThreadIndex, WARP_SIZE};
+pub use warp::FULL_MASK;

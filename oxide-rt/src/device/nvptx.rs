@@ -1,7 +1,13 @@
-//! NVPTX backend of the device API: PTX special registers and intrinsics.
+//! NVPTX backend of the device API: PTX special registers, barriers, warp collectives and the
+//! panic handler. The CPU executor's `device::cpu` module provides the same functions.
+//!
+//! Inline PTX (`asm!`) is `volatile` and, without `nomem`, a compiler memory barrier; the IR
+//! stage of oxide-build additionally marks every function `convergent`, so these collectives are
+//! neither duplicated into divergent branches nor moved across control flow.
 
+use super::warp::ShflMode;
 use crate::dim::Dim3;
-use core::arch::nvptx;
+use core::arch::{asm, nvptx};
 
 #[inline(always)]
 pub fn thread_idx() -> Dim3 {
@@ -29,15 +35,220 @@ pub fn grid_dim() -> Dim3 {
     unsafe { Dim3::new(nvptx::_grid_dim_x() as u32, nvptx::_grid_dim_y() as u32, nvptx::_grid_dim_z() as u32) }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Barriers and fences
+
 #[inline(always)]
 pub fn sync_threads() {
-    // SAFETY: `bar.sync 0`; CUDA's rule that all threads of the block reach it is documented
-    // on `sync::sync_threads`.
+    // SAFETY: `bar.sync 0` (LLVM's convergent `llvm.nvvm.barrier0`); CUDA's rule that all
+    // threads of the block reach it is documented on `sync::sync_threads`.
     unsafe { nvptx::_syncthreads() }
 }
 
-#[panic_handler]
-fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
-    // SAFETY: `trap` aborts the kernel; the host sees a launch failure.
+#[inline(always)]
+pub fn sync_threads_count(pred: bool) -> u32 {
+    let n: u32;
+    // SAFETY: `bar.red.popc` is `bar.sync 0` that also counts the threads whose predicate is
+    // true; same reach rule as `sync_threads`. The braces scope the temporary predicates.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %oxp; setp.ne.u32 %oxp, {p}, 0; bar.red.popc.u32 {n}, 0, %oxp; }}",
+            p = in(reg32) pred as u32,
+            n = out(reg32) n,
+            options(nostack)
+        );
+    }
+    n
+}
+
+#[inline(always)]
+pub fn sync_threads_and(pred: bool) -> bool {
+    let r: u32;
+    // SAFETY: `bar.red.and.pred`: a block barrier that ANDs the predicates; see above.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %oxp, %oxq; setp.ne.u32 %oxp, {p}, 0; bar.red.and.pred %oxq, 0, %oxp; selp.u32 {r}, 1, 0, %oxq; }}",
+            p = in(reg32) pred as u32,
+            r = out(reg32) r,
+            options(nostack)
+        );
+    }
+    r != 0
+}
+
+#[inline(always)]
+pub fn sync_threads_or(pred: bool) -> bool {
+    let r: u32;
+    // SAFETY: `bar.red.or.pred`: a block barrier that ORs the predicates; see above.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %oxp, %oxq; setp.ne.u32 %oxp, {p}, 0; bar.red.or.pred %oxq, 0, %oxp; selp.u32 {r}, 1, 0, %oxq; }}",
+            p = in(reg32) pred as u32,
+            r = out(reg32) r,
+            options(nostack)
+        );
+    }
+    r != 0
+}
+
+#[inline(always)]
+pub fn sync_warp(mask: u32) {
+    // SAFETY: `bar.warp.sync` waits for the lanes in `mask`; each of them must execute it with
+    // the same mask (documented on `sync::sync_warp`).
+    unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
+}
+
+#[inline(always)]
+pub fn fence_block() {
+    // SAFETY: a memory fence has no preconditions.
+    unsafe { asm!("membar.cta;", options(nostack)) }
+}
+
+#[inline(always)]
+pub fn fence_device() {
+    // SAFETY: a memory fence has no preconditions.
+    unsafe { asm!("membar.gl;", options(nostack)) }
+}
+
+#[inline(always)]
+pub fn fence_system() {
+    // SAFETY: a memory fence has no preconditions.
+    unsafe { asm!("membar.sys;", options(nostack)) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Warps
+
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    let r: u32;
+    // SAFETY: special-register read.
+    unsafe { asm!("mov.u32 {r}, %laneid;", r = out(reg32) r, options(nostack, nomem, pure)) }
+    r
+}
+
+/// The warp's index within its block (linear thread index / 32), as CUDA code computes it;
+/// `%warpid` is a hardware slot number that can change during execution, so it is not used.
+#[inline(always)]
+pub fn warp_id() -> u32 {
+    let (t, d) = (thread_idx(), block_dim());
+    (t.x + d.x * (t.y + d.y * t.z)) / 32
+}
+
+#[inline(always)]
+pub fn active_mask() -> u32 {
+    let r: u32;
+    // SAFETY: `activemask` only reads which lanes execute it.
+    unsafe { asm!("activemask.b32 {r};", r = out(reg32) r, options(nostack)) }
+    r
+}
+
+#[inline(always)]
+pub fn shfl_u32(mode: ShflMode, mask: u32, value: u32, lane_or_delta: u32, width: u32) -> u32 {
+    // CUDA's encoding of the segment width: the high byte masks lanes to the segment, the low
+    // bits clamp the source lane (0 for `up`, 31 otherwise).
+    let seg = (32u32.wrapping_sub(width) & 31) << 8;
+    let r: u32;
+    // SAFETY: `shfl.sync` with a member mask; every lane in `mask` must execute the same shuffle
+    // (documented on the `warp` functions). Lanes outside the segment read their own value.
+    unsafe {
+        match mode {
+            ShflMode::Idx => asm!("shfl.sync.idx.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg | 31, m = in(reg32) mask, options(nostack)),
+            ShflMode::Up => asm!("shfl.sync.up.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg, m = in(reg32) mask, options(nostack)),
+            ShflMode::Down => asm!("shfl.sync.down.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg | 31, m = in(reg32) mask, options(nostack)),
+            ShflMode::Xor => asm!("shfl.sync.bfly.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg | 31, m = in(reg32) mask, options(nostack)),
+        }
+    }
+    r
+}
+
+#[inline(always)]
+pub fn vote_all(mask: u32, pred: bool) -> bool {
+    let r: u32;
+    // SAFETY: `vote.sync` over the lanes in `mask`, which must all execute it.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %oxp, %oxq; setp.ne.u32 %oxp, {p}, 0; vote.sync.all.pred %oxq, %oxp, {m}; selp.u32 {r}, 1, 0, %oxq; }}",
+            p = in(reg32) pred as u32, m = in(reg32) mask, r = out(reg32) r, options(nostack)
+        );
+    }
+    r != 0
+}
+
+#[inline(always)]
+pub fn vote_any(mask: u32, pred: bool) -> bool {
+    let r: u32;
+    // SAFETY: as `vote_all`.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %oxp, %oxq; setp.ne.u32 %oxp, {p}, 0; vote.sync.any.pred %oxq, %oxp, {m}; selp.u32 {r}, 1, 0, %oxq; }}",
+            p = in(reg32) pred as u32, m = in(reg32) mask, r = out(reg32) r, options(nostack)
+        );
+    }
+    r != 0
+}
+
+#[inline(always)]
+pub fn vote_ballot(mask: u32, pred: bool) -> u32 {
+    let r: u32;
+    // SAFETY: as `vote_all`.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %oxp; setp.ne.u32 %oxp, {p}, 0; vote.sync.ballot.b32 {r}, %oxp, {m}; }}",
+            p = in(reg32) pred as u32, m = in(reg32) mask, r = out(reg32) r, options(nostack)
+        );
+    }
+    r
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared memory
+
+unsafe extern "C" {
+    /// The dynamic shared memory window; the IR stage turns this declaration into
+    /// `.extern .shared .align 16 .b8 __oxide_dynamic_shared[]`.
+    static mut __oxide_dynamic_shared: [u8; 0];
+}
+
+#[inline(always)]
+pub fn dynamic_shared() -> (*mut u8, usize) {
+    let bytes: u32;
+    // SAFETY: special-register read: the dynamic shared memory size of this launch.
+    unsafe { asm!("mov.u32 {r}, %dynamic_smem_size;", r = out(reg32) bytes, options(nostack, nomem, pure)) }
+    // The address is taken, never read here, so the extern static is not accessed.
+    (&raw mut __oxide_dynamic_shared as *mut u8, bytes as usize)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Panics
+
+/// Where the host wants panic records: the device address of a mapped, page-locked
+/// [`PanicRecord`](super::panic_record::PanicRecord), written by the host after the module is
+/// loaded (`host::panic`). Null when the host installed none: then a panic only traps.
+#[unsafe(no_mangle)]
+#[used]
+static mut __oxide_panic_buffer: *mut super::panic_record::PanicRecord = core::ptr::null_mut();
+
+/// The body of the `#[panic_handler]` that oxide-build generates in every device crate.
+///
+/// `MESSAGE` chooses whether the panic message is formatted on the device. Formatting pulls
+/// `core::fmt` (with indirect calls) into the module, and ptxas then sizes every kernel's
+/// registers for it (saxpy: 56 instead of 12 registers); without it only the location is
+/// recorded and the Arguments are optimised away. oxide-build turns messages on for debug
+/// builds and off for release builds (`Build::panic_messages`).
+#[inline(always)]
+pub fn handle_panic<const MESSAGE: bool>(info: &core::panic::PanicInfo<'_>) -> ! {
+    // A volatile read: the IR stage internalizes this global, and LLVM must not fold a global
+    // the device code never stores to into its null initializer.
+    // SAFETY: reading a pointer-sized global of this module.
+    let rec = unsafe { core::ptr::read_volatile(&raw const __oxide_panic_buffer) };
+    if !rec.is_null() {
+        // SAFETY: the host points the global at a live, mapped `PanicRecord` before any launch
+        // of this module, and `record` writes it only after winning its `state` flag.
+        unsafe { super::panic_record::record::<MESSAGE>(rec, info, thread_idx(), block_idx()) };
+        // Make the record visible to the host before the context dies.
+        fence_system();
+    }
+    // SAFETY: `trap` aborts the kernel; the host sees a launch failure and reads the record.
     unsafe { nvptx::trap() }
 }

@@ -2,12 +2,15 @@
 
 use super::thread::ThreadIndex;
 use core::marker::PhantomData;
+use core::ptr::NonNull;
 
 /// A kernel's output buffer. Each thread may write only the element at its own
 /// [`ThreadIndex`], which is unique across the launch, so handing out `&mut T` cannot alias
 /// between threads. (`&mut [T]` shared by all threads would be aliasing UB; it is not offered.)
 pub struct DisjointSlice<'a, T> {
-    ptr: *mut T,
+    // NonNull: the optimiser then knows `&mut *ptr.add(i)` is never null and drops the
+    // `Option` niche check from every access.
+    ptr: NonNull<T>,
     len: usize,
     _borrow: PhantomData<&'a mut [T]>,
 }
@@ -17,9 +20,13 @@ impl<'a, T> DisjointSlice<'a, T> {
     /// 1. `ptr..ptr+len` is a live allocation of initialised `T`s for `'a`.
     /// 2. Every other view of that memory during `'a` is another `DisjointSlice` of the same
     ///    launch, each owned by a different thread (so their `ThreadIndex`es differ).
+    /// 3. `ptr` is non-null and aligned, also when `len == 0`.
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+        // SAFETY: non-null by contract 3 (the launchers substitute an aligned dangling
+        // address for empty slices).
+        let ptr = unsafe { NonNull::new_unchecked(ptr) };
         DisjointSlice { ptr, len, _borrow: PhantomData }
     }
 
@@ -40,7 +47,7 @@ impl<'a, T> DisjointSlice<'a, T> {
         if i < self.len {
             // SAFETY: in bounds (checked above); no other thread holds index `i` (ThreadIndex is
             // unique per launch) and `&mut self` stops this thread from taking it twice.
-            Some(unsafe { &mut *self.ptr.add(i) })
+            Some(unsafe { &mut *self.ptr.as_ptr().add(i) })
         } else {
             None
         }

@@ -64,3 +64,86 @@ pub fn index_1d() -> ThreadIndex {
 pub fn num_threads() -> usize {
     (grid_dim().volume() * block_dim().volume()) as usize
 }
+
+/// Threads per warp on every NVIDIA GPU (CUDA's `warpSize`).
+pub const WARP_SIZE: u32 = 32;
+
+/// This thread's lane within its warp, `0..32` (PTX `%laneid`).
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    backend::lane_id()
+}
+
+/// This thread's warp within its block: the linear thread index in the block divided by 32.
+#[inline(always)]
+pub fn warp_id() -> u32 {
+    backend::warp_id()
+}
+
+/// This thread's linear index within its block, `x` fastest (CUDA's
+/// `threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)`).
+#[inline(always)]
+pub fn thread_rank() -> u32 {
+    let (t, d) = (thread_idx(), block_dim());
+    t.x + d.x * (t.y + d.y * t.z)
+}
+
+/// Global x index: `block_idx.x * block_dim.x + thread_idx.x`.
+#[inline(always)]
+pub fn global_x() -> usize {
+    block_idx().x as usize * block_dim().x as usize + thread_idx().x as usize
+}
+
+/// Global y index: `block_idx.y * block_dim.y + thread_idx.y`.
+#[inline(always)]
+pub fn global_y() -> usize {
+    block_idx().y as usize * block_dim().y as usize + thread_idx().y as usize
+}
+
+/// Global z index: `block_idx.z * block_dim.z + thread_idx.z`.
+#[inline(always)]
+pub fn global_z() -> usize {
+    block_idx().z as usize * block_dim().z as usize + thread_idx().z as usize
+}
+
+/// The global `(x, y)` position of this thread (column, row for a 2D launch).
+#[inline(always)]
+pub fn index_2d() -> (usize, usize) {
+    (global_x(), global_y())
+}
+
+/// The global `(x, y, z)` position of this thread.
+#[inline(always)]
+pub fn index_3d() -> (usize, usize, usize) {
+    (global_x(), global_y(), global_z())
+}
+
+/// The row-major element `y * width + x` of this thread in a `width`-wide 2D array, as a
+/// [`ThreadIndex`] for writing a [`DisjointSlice`](super::DisjointSlice).
+///
+/// `None` when `x >= width`, or when the launch has more than one thread along z (then two
+/// threads would share `(x, y)`), so the index is unique whenever it is `Some`.
+#[inline(always)]
+pub fn index_2d_row_major(width: usize) -> Option<ThreadIndex> {
+    let (x, y) = index_2d();
+    if x >= width || grid_dim().z != 1 || block_dim().z != 1 {
+        return None;
+    }
+    y.checked_mul(width).and_then(|r| r.checked_add(x)).map(ThreadIndex)
+}
+
+/// The row-major element `(z * height + y) * width + x` of this thread in a
+/// `width × height × depth` array, as a unique [`ThreadIndex`]; `None` when `x >= width` or
+/// `y >= height`.
+#[inline(always)]
+pub fn index_3d_row_major(width: usize, height: usize) -> Option<ThreadIndex> {
+    let (x, y, z) = index_3d();
+    if x >= width || y >= height {
+        return None;
+    }
+    z.checked_mul(height)
+        .and_then(|v| v.checked_add(y))
+        .and_then(|v| v.checked_mul(width))
+        .and_then(|v| v.checked_add(x))
+        .map(ThreadIndex)
+}

@@ -1,13 +1,47 @@
-//! The CPU executor: runs a kernel's blocks in parallel on host threads, each simulated GPU
-//! thread with its own indices (see `device::cpu`).
+//! The CPU executor: runs the same kernels as the GPU, on host threads, with SIMT semantics.
+//!
+//! # Design
+//!
+//! * **Blocks in parallel.** One worker OS thread per core pulls block indices from a shared
+//!   counter; a block runs start to finish on one worker. Blocks never wait for each other (as
+//!   on a GPU, where nothing orders blocks), so this cannot deadlock.
+//! * **Threads of a block as fibers, only where needed.** A block's threads can meet at
+//!   `sync_threads` and warp collectives, so they must be able to stop in the middle of the
+//!   kernel and resume later. One OS thread per simulated thread would cost 1024 kernel threads
+//!   per block and a futex round trip per barrier; instead every simulated thread is a
+//!   stackful coroutine (`corosensei`) on the block's worker, and a collective operation
+//!   suspends the coroutine to the block scheduler ([`fibers`]), which resumes the participants
+//!   once all have arrived. A switch costs a few nanoseconds and no locks are needed, since a
+//!   block's threads never run at the same time. Stacks are mmap'ed with a guard page, reused
+//!   from block to block and launch to launch (a pool per worker, spares kept globally), so
+//!   memory stays bounded by workers x block size x the pages a thread actually touches.
+//! * **Barrier-free kernels as a plain loop.** Most kernels (saxpy, maps, atomics-only
+//!   histograms) never wait for other threads; for them a coroutine per thread is pure
+//!   overhead. Which kind a kernel is comes from its PTX, the compiled form of the very same
+//!   source: if the entry and every function it calls contain no barrier or warp collective
+//!   instruction ([`classify`]), the threads of a block run one after another in a loop that
+//!   only updates the thread index. The decision is made once per kernel (`OnceLock`). Should
+//!   the host build of a kernel reach a collective anyway (a `cfg(target_arch)` difference), the
+//!   device call panics with a message saying so, which becomes `Err`, instead of deadlocking.
+//! * **Per-block shared memory** lives in a `BlockMem` the worker creates for each block: static
+//!   declarations are allocated zeroed on first use, keyed by the declaration's address; the
+//!   launch's dynamic shared memory is one 16-byte aligned allocation.
+//! * **Panics** inside a kernel (in a fiber or not) are caught per block; a panic hook records
+//!   their location, and the launch returns `Error::KernelPanic` with `file:line:col`. The other
+//!   fibers of that block are unwound (their destructors run) and no more blocks start.
+
+mod classify;
+mod fibers;
+#[cfg(test)]
+mod tests;
 
 use super::Error;
-use crate::device::cpu::{set_ctx, ThreadCtx};
+use crate::device::cpu::{enter_block, leave_block, set_plain_thread, BlockMem};
 use crate::{Dim3, LaunchConfig};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, Once};
+use std::sync::{Mutex, Once, OnceLock};
 
 /// A raw pointer that generated CPU launchers hand to every block. Sound to share because each
 /// simulated thread only touches the element of its own unique `ThreadIndex`.
@@ -30,6 +64,8 @@ impl<T> SendPtr<T> {
 const MAX_BLOCK: [u32; 3] = [1024, 1024, 64];
 const MAX_THREADS: u64 = 1024;
 const MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
+/// Opt-in dynamic shared memory per block of sm_90 (H100/H200), the GPU oxide targets first.
+const MAX_DYNAMIC_SHARED: u32 = 227 * 1024;
 
 fn check(kernel: &'static str, cfg: &LaunchConfig) -> Result<(), Error> {
     let bad = |reason: String| Err(Error::InvalidLaunch { kernel, reason });
@@ -52,6 +88,12 @@ fn check(kernel: &'static str, cfg: &LaunchConfig) -> Result<(), Error> {
             return bad(format!("grid.{axis} = {gv} exceeds the limit {}", MAX_GRID[i]));
         }
     }
+    if cfg.shared_mem_bytes > MAX_DYNAMIC_SHARED {
+        return bad(format!(
+            "{} bytes of dynamic shared memory exceed the device limit of {MAX_DYNAMIC_SHARED} bytes per block",
+            cfg.shared_mem_bytes
+        ));
+    }
     Ok(())
 }
 
@@ -63,7 +105,7 @@ fn unlinear(i: u64, d: Dim3) -> Dim3 {
 thread_local! {
     /// Where the last panic on this thread happened, recorded by our panic hook.
     static PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
-    static IN_KERNEL: RefCell<bool> = const { RefCell::new(false) };
+    static IN_KERNEL: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Installs (once) a panic hook that records the location of panics inside CPU kernels and
@@ -73,7 +115,7 @@ fn install_panic_hook() {
     HOOK.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
-            if IN_KERNEL.with(|k| *k.borrow()) {
+            if IN_KERNEL.with(|k| k.get()) {
                 let loc = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
                 PANIC_AT.with(|p| *p.borrow_mut() = loc);
             } else {
@@ -97,35 +139,63 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// kernel's PTX (same source) tells the executor whether it uses block/warp collectives.
 pub struct CpuKernel {
     name: &'static str,
-    #[allow(dead_code)]
     module: &'static crate::EmbeddedModule,
+    /// Launch bounds: most threads per block, 0 when the kernel declares none.
+    max_threads: u32,
+    /// Whether the kernel's threads must run as fibers (decided from the PTX on first launch).
+    fibers: OnceLock<bool>,
 }
 
 impl CpuKernel {
     pub const fn new(module: &'static crate::EmbeddedModule, name: &'static str) -> CpuKernel {
-        CpuKernel { name, module }
+        CpuKernel { name, module, max_threads: 0, fibers: OnceLock::new() }
+    }
+
+    /// The kernel's launch bounds: blocks of more than `n` threads are rejected, as the GPU
+    /// rejects them for a kernel compiled with `.maxntid n`.
+    pub const fn with_max_threads(mut self, n: u32) -> CpuKernel {
+        self.max_threads = n;
+        self
+    }
+
+    /// Whether this kernel runs its threads as fibers (it has barriers or warp collectives).
+    pub fn uses_fibers(&self) -> bool {
+        *self.fibers.get_or_init(|| classify::needs_fibers(self.module.ptx, self.name))
     }
 }
 
-/// Runs `thread_body` once per simulated thread of the launch `cfg`.
+/// Runs `thread_body` once per simulated thread of the launch `cfg` (see the module docs).
 pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_body: F) -> Result<(), Error> {
-    let kernel = kernel.name;
-    check(kernel, &cfg)?;
+    let name = kernel.name;
+    check(name, &cfg)?;
+    if kernel.max_threads > 0 && cfg.block.volume() > kernel.max_threads as u64 {
+        return Err(Error::InvalidLaunch {
+            kernel: name,
+            reason: format!(
+                "block of {} threads ({}x{}x{}) exceeds the kernel's launch bound of {} threads per block",
+                cfg.block.volume(), cfg.block.x, cfg.block.y, cfg.block.z, kernel.max_threads
+            ),
+        });
+    }
+    let use_fibers = kernel.uses_fibers();
     install_panic_hook();
     let blocks = cfg.grid.volume();
     let next = AtomicU64::new(0);
     let failure: Mutex<Option<Error>> = Mutex::new(None);
-    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(blocks as usize).max(1);
-    let run_worker = || loop {
-        let b = next.fetch_add(1, Ordering::Relaxed);
-        if b >= blocks {
-            break;
-        }
-        if let Err(e) = run_block(kernel, &cfg, unlinear(b, cfg.grid), &thread_body) {
-            let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
-            f.get_or_insert(e);
-            next.store(blocks, Ordering::Relaxed); // stop handing out blocks
-            break;
+    let workers = worker_count()?.min(blocks as usize).max(1);
+    let run_worker = || {
+        let mut pool = use_fibers.then(fibers::StackPool::default);
+        loop {
+            let b = next.fetch_add(1, Ordering::Relaxed);
+            if b >= blocks {
+                break;
+            }
+            if let Err(e) = run_block(name, &cfg, unlinear(b, cfg.grid), &thread_body, pool.as_mut()) {
+                let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
+                f.get_or_insert(e);
+                next.store(blocks, Ordering::Relaxed); // stop handing out blocks
+                break;
+            }
         }
     };
     std::thread::scope(|s| {
@@ -140,25 +210,57 @@ pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_
     }
 }
 
-fn run_block<F: Fn() + Sync>(kernel: &'static str, cfg: &LaunchConfig, block_idx: Dim3, thread_body: &F) -> Result<(), Error> {
-    IN_KERNEL.with(|k| *k.borrow_mut() = true);
-    let result = panic::catch_unwind(AssertUnwindSafe(|| {
-        for t in 0..cfg.block.volume() {
-            set_ctx(Some(ThreadCtx { thread_idx: unlinear(t, cfg.block), block_idx, block_dim: cfg.block, grid_dim: cfg.grid }));
-            thread_body();
-        }
-    }));
-    set_ctx(None);
-    IN_KERNEL.with(|k| *k.borrow_mut() = false);
-    result.map_err(|payload| Error::KernelPanic {
-        kernel,
-        message: panic_message(payload.as_ref()),
-        location: PANIC_AT.with(|p| p.borrow_mut().take()),
+/// Worker threads per launch: `OXIDE_CPU_THREADS` when set, else one per core.
+fn worker_count() -> Result<usize, Error> {
+    static WORKERS: OnceLock<Result<usize, String>> = OnceLock::new();
+    let parsed = WORKERS.get_or_init(|| match std::env::var("OXIDE_CPU_THREADS") {
+        Ok(v) if !v.is_empty() => match v.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("OXIDE_CPU_THREADS={v:?} is not a positive number of threads; unset it to use every core")),
+        },
+        _ => Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+    });
+    parsed.clone().map_err(Error::Config)
+}
+
+fn run_block<F: Fn() + Sync>(
+    kernel: &'static str,
+    cfg: &LaunchConfig,
+    block_idx: Dim3,
+    thread_body: &F,
+    pool: Option<&mut fibers::StackPool>,
+) -> Result<(), Error> {
+    let mem = BlockMem::new(cfg.shared_mem_bytes as usize);
+    enter_block(block_idx, cfg.block, cfg.grid, &mem);
+    IN_KERNEL.with(|k| k.set(true));
+    let result = match pool {
+        Some(pool) => fibers::run_block(cfg.block, thread_body, pool),
+        None => panic::catch_unwind(AssertUnwindSafe(|| plain_block(cfg.block, thread_body))).map_err(fibers::Failure::Panic),
+    };
+    IN_KERNEL.with(|k| k.set(false));
+    leave_block();
+    drop(mem);
+    result.map_err(|failure| match failure {
+        fibers::Failure::Panic(payload) => Error::KernelPanic {
+            kernel,
+            message: panic_message(payload.as_ref()),
+            location: PANIC_AT.with(|p| p.borrow_mut().take()),
+        },
+        fibers::Failure::Message(message) => Error::KernelPanic { kernel, message, location: None },
     })
 }
 
-/// `sync_threads` on the CPU.
-pub(crate) fn barrier() {
-    // Threads of a block run one after another here, so a barrier cannot be honoured.
-    panic!("sync_threads is not supported by this CPU executor yet; run this kernel on the GPU");
+/// The threads of a barrier-free block, one after another.
+#[inline(always)]
+fn plain_block<F: Fn()>(block: Dim3, thread_body: &F) {
+    let mut linear = 0u32;
+    for z in 0..block.z {
+        for y in 0..block.y {
+            for x in 0..block.x {
+                set_plain_thread(Dim3::new(x, y, z), linear);
+                thread_body();
+                linear += 1;
+            }
+        }
+    }
 }

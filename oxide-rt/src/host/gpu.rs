@@ -57,6 +57,12 @@ impl Gpu {
         Ok(Gpu { ctx, stream })
     }
 
+    /// Waits for the stream; a kernel that panicked comes back as `Error::KernelPanic`
+    /// (see [`synchronize`](super::synchronize)).
+    pub fn synchronize(&self) -> Result<(), Error> {
+        super::panic::synchronize(&self.stream)
+    }
+
     /// The device's name and compute capability, e.g. `NVIDIA H200 (sm_90)`.
     pub fn describe(&self) -> String {
         let name = self.ctx.name().unwrap_or_else(|_| "unknown GPU".into());
@@ -99,17 +105,17 @@ struct LoadedModule {
 /// string, so they share one module per context.
 static MODULES: Mutex<Vec<LoadedModule>> = Mutex::new(Vec::new());
 
-fn module_for(ctx: &Arc<CudaContext>, ptx: &'static str) -> Result<(Arc<CudaModule>, Limits), Error> {
+fn module_for(ctx: &Arc<CudaContext>, embedded: &'static crate::EmbeddedModule) -> Result<(Arc<CudaModule>, Limits), Error> {
+    let ptx = embedded.ptx;
     let key = (ptx.as_ptr() as usize, Arc::as_ptr(ctx) as usize);
     let mut modules = lock(&MODULES);
     if let Some(m) = modules.iter().find(|m| (m.ptx, m.ctx) == key) {
         return Ok((m.module.clone(), m.limits));
     }
     let limits = Limits::query(ctx)?;
-    let module = match ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)) {
-        Ok(m) => m,
-        Err(source) => return Err(Error::PtxLoad { log: jit_log(ctx, ptx), source }),
-    };
+    // The cubin for this device's arch when embedded, else the PTX (host/image.rs).
+    let module = super::image::load(ctx, embedded, |source| Error::PtxLoad { log: jit_log(ctx, ptx), source })?;
+    super::panic::install(ctx, &module)?;
     modules.push(LoadedModule { ptx: key.0, ctx: key.1, module: module.clone(), limits });
     Ok((module, limits))
 }
@@ -158,15 +164,13 @@ fn jit_log(ctx: &CudaContext, ptx: &str) -> String {
 /// One `#[kernel]` of an embedded PTX module: a `static` in every generated launcher.
 pub struct Kernel {
     name: &'static str,
-    ptx: &'static str,
-    #[allow(dead_code)]
     module: &'static crate::EmbeddedModule,
     functions: Mutex<Vec<(usize, CudaFunction, u32)>>,
 }
 
 impl Kernel {
     pub const fn new(module: &'static crate::EmbeddedModule, name: &'static str) -> Kernel {
-        Kernel { name, ptx: module.ptx, module, functions: Mutex::new(Vec::new()) }
+        Kernel { name, module, functions: Mutex::new(Vec::new()) }
     }
 
     pub fn name(&self) -> &'static str {
@@ -178,7 +182,8 @@ impl Kernel {
     pub fn prepare(&self, stream: &CudaStream, cfg: &LaunchConfig) -> Result<(CudaFunction, cudarc::driver::LaunchConfig), Error> {
         let ctx = stream.context();
         let ctx_key = Arc::as_ptr(ctx) as usize;
-        let (module, limits) = module_for(ctx, self.ptx)?;
+        let (module, limits) = module_for(ctx, self.module)?;
+        super::panic::note_launch(ctx, self.name)?;
         let (func, max_threads) = {
             let mut funcs = lock(&self.functions);
             match funcs.iter().find(|f| f.0 == ctx_key) {

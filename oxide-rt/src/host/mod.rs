@@ -3,9 +3,13 @@
 pub(crate) mod cpu;
 mod error;
 mod gpu;
+mod image;
+mod panic;
 
 pub use error::Error;
 pub use gpu::{gpu_available, Gpu};
+pub use image::{loaded_image, loaded_images, ImageKind};
+pub use panic::{panic_in, synchronize};
 
 /// Which executor runs kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

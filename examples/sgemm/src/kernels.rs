@@ -1,0 +1,170 @@
+//! Compiled twice: for the host (typed launchers, CPU executor) and for nvptx64 (PTX).
+use oxide_rt::device::atomic::Ordering;
+use oxide_rt::device::*;
+
+/// Rows of C per block.
+pub const BM: usize = 128;
+/// Columns of C per block.
+pub const BN: usize = 128;
+/// Depth of one k-tile.
+pub const BK: usize = 8;
+/// Threads per block: 16 x 16, each computing 8 x 8 outputs.
+pub const THREADS: u32 = 256;
+/// A k-row of the A tile, in `F4`s: BM floats plus 4 of padding, so the transposed stores of 8
+/// threads (8 different k) land in 8 different 4-bank groups (conflict-free).
+const AS_STRIDE: usize = (BM + 4) / 4;
+/// A k-row of the B tile, in `F4`s.
+const BS_STRIDE: usize = BN / 4;
+
+/// Four floats, 16-byte aligned, so a shared-memory access is one 128-bit `ld/st.shared.v4`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct F4(pub [f32; 4]);
+
+// SAFETY: four f32s, no padding (size 16 = 4 * 4); every bit pattern is a valid value.
+unsafe impl SharedElem for F4 {}
+
+/// `C = alpha * A * B + beta * C`, row-major, `A: m x k`, `B: k x n`, `C: m x n`, any sizes.
+///
+/// One block computes a 128 x 128 tile of C with 256 threads; each thread keeps 8 x 8
+/// accumulators in registers (rows `4*tr..+4` and `64+4*tr..+4`, columns likewise), fed per
+/// k-step by two 128-bit shared loads of A and two of B for 64 FMAs. The 128 x 8 A tile (stored
+/// transposed, k-major) and 8 x 128 B tile are double-buffered in shared memory and the next
+/// tile is fetched into registers while the current one is consumed: one barrier per k-tile.
+///
+/// Edges: rows of A past `m` and columns of B past `n` are clamped to the last valid one (their
+/// products only reach C elements that are never stored), so only the last, partial k-tile
+/// checks bounds. C is written through `AtomicF32` relaxed loads/stores because a
+/// `DisjointSlice` only lets a thread write the one element at its own thread index.
+/// `launch_bounds(256, 2)`: at most 128 registers per thread, so two blocks share an SM.
+// BLAS argument list; index loops over the register tile read clearer than iterator chains.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+#[kernel(launch_bounds(256, 2))]
+pub fn sgemm(m: u32, n: u32, k: u32, alpha: f32, a: &[f32], b: &[f32], beta: f32, c: &[AtomicF32]) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    if m == 0 || n == 0 {
+        return; // uniform across the launch: no thread reaches a barrier
+    }
+    // `run_cpu`/`run_gpu` reject such inputs with an error first. In the kernel a violation
+    // makes it do nothing: an `assert!` here pulls in the panic call, whose ABI costs 4 more
+    // registers and a spill at the 128-register budget.
+    if a.len() < m * k || b.len() < k * n || c.len() < m * n || m * k > u32::MAX as usize || k * n > u32::MAX as usize {
+        return; // uniform across the launch
+    }
+    let a_s = shared_array!(F4, 2 * BK * AS_STRIDE);
+    let b_s = shared_array!(F4, 2 * BK * BS_STRIDE);
+
+    let t = thread::thread_idx().x as usize;
+    let row0 = thread::block_idx().y as usize * BM;
+    let col0 = thread::block_idx().x as usize * BN;
+
+    // Global -> shared mapping. A: thread t fetches rows 4*(t/8)..+4 at k-column t%8 (a warp
+    // reads 16 rows x 32 bytes). B: thread t fetches k-row t/32, columns 4*(t%32)..+4 (a warp
+    // reads 512 contiguous bytes).
+    let (a_k, a_q) = (t % 8, t / 8);
+    let (b_k, b_q) = (t / 32, t % 32);
+    // 32-bit element offsets (the host keeps every matrix below 2^32 elements): 64-bit ones
+    // cost 8 more registers, which spill at the 128-register budget.
+    let mut a_off = [0u32; 4];
+    let mut b_off = [0u32; 4];
+    for i in 0..4 {
+        a_off[i] = ((row0 + 4 * a_q + i).min(m - 1) * k + a_k) as u32;
+        b_off[i] = (b_k * n + (col0 + 4 * b_q + i).min(n - 1)) as u32;
+    }
+    let load = |kt: usize| -> ([f32; 4], [f32; 4]) {
+        let kb = kt * BK;
+        let (mut ra, mut rb) = ([0.0f32; 4], [0.0f32; 4]);
+        if kb + BK <= k {
+            for i in 0..4 {
+                // SAFETY: row < m and a_k + kb < k, so the index is < m * k <= a.len(); col < n
+                // and b_k + kb < k, so the index is < k * n <= b.len().
+                unsafe {
+                    ra[i] = *a.get_unchecked((a_off[i] + kb as u32) as usize);
+                    rb[i] = *b.get_unchecked((b_off[i] + (kb * n) as u32) as usize);
+                }
+            }
+        } else {
+            for i in 0..4 {
+                if a_k + kb < k {
+                    // SAFETY: as above, with the k bound checked here.
+                    ra[i] = unsafe { *a.get_unchecked((a_off[i] + kb as u32) as usize) };
+                }
+                if b_k + kb < k {
+                    // SAFETY: as above, with the k bound checked here.
+                    rb[i] = unsafe { *b.get_unchecked((b_off[i] + (kb * n) as u32) as usize) };
+                }
+            }
+        }
+        (ra, rb)
+    };
+    let store = |buf: usize, ra: [f32; 4], rb: [f32; 4]| {
+        // SAFETY: buf < 2, a_k < BK, a_q < 32 < AS_STRIDE; b_k < BK, b_q < BS_STRIDE.
+        unsafe {
+            a_s.set_unchecked((buf * BK + a_k) * AS_STRIDE + a_q, F4(ra));
+            b_s.set_unchecked((buf * BK + b_k) * BS_STRIDE + b_q, F4(rb));
+        }
+    };
+
+    // Compute mapping: warps form a 4 x 2 grid, lanes a 4 x 8 grid inside a warp, so a warp's
+    // A reads touch 4 distinct F4s and its B reads 8 consecutive ones (one wavefront each).
+    let (w, l) = (t / 32, t % 32);
+    let tr = (w / 2) * 4 + l / 8;
+    let tc = (w % 2) * 8 + l % 8;
+
+    let mut acc = [[0.0f32; 8]; 8];
+    let tiles = k.div_ceil(BK);
+    if tiles > 0 {
+        let (ra, rb) = load(0);
+        store(0, ra, rb);
+    }
+    sync_threads();
+    for kt in 0..tiles {
+        let buf = kt & 1;
+        let next = if kt + 1 < tiles { Some(load(kt + 1)) } else { None };
+        // The 8 k-steps written out (LLVM keeps a loop here otherwise; nvcc's `#pragma unroll`
+        // in the twin does the same), so shared addresses fold into immediate offsets.
+        let mut step = |kk: usize| {
+            let ab = (buf * BK + kk) * AS_STRIDE;
+            let bb = (buf * BK + kk) * BS_STRIDE;
+            // SAFETY: tr, tc < 16, so every index is below 2 * BK * STRIDE.
+            let (a0, a1, b0, b1) = unsafe {
+                (a_s.get_unchecked(ab + tr), a_s.get_unchecked(ab + 16 + tr), b_s.get_unchecked(bb + tc), b_s.get_unchecked(bb + 16 + tc))
+            };
+            let av = [a0.0[0], a0.0[1], a0.0[2], a0.0[3], a1.0[0], a1.0[1], a1.0[2], a1.0[3]];
+            let bv = [b0.0[0], b0.0[1], b0.0[2], b0.0[3], b1.0[0], b1.0[1], b1.0[2], b1.0[3]];
+            for i in 0..8 {
+                for j in 0..8 {
+                    acc[i][j] += av[i] * bv[j];
+                }
+            }
+        };
+        step(0);
+        step(1);
+        step(2);
+        step(3);
+        step(4);
+        step(5);
+        step(6);
+        step(7);
+        if let Some((ra, rb)) = next {
+            store(buf ^ 1, ra, rb);
+        }
+        sync_threads();
+    }
+
+    for i in 0..8 {
+        let r = row0 + if i < 4 { 4 * tr + i } else { 64 + 4 * tr + i - 4 };
+        if r >= m {
+            continue;
+        }
+        for j in 0..8 {
+            let col = col0 + if j < 4 { 4 * tc + j } else { 64 + 4 * tc + j - 4 };
+            if col < n {
+                // SAFETY: r < m and col < n, so the index is < m * n <= c.len().
+                let cell = unsafe { c.get_unchecked(r * n + col) };
+                let v = if beta == 0.0 { alpha * acc[i][j] } else { alpha * acc[i][j] + beta * cell.load(Ordering::Relaxed) };
+                cell.store(v, Ordering::Relaxed);
+            }
+        }
+    }
+}

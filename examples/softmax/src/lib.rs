@@ -1,0 +1,132 @@
+//! Row-wise softmax as a library: the kernel plus the uniform example API (random problem,
+//! scalar reference, CPU and GPU runs, comparison) shared by main.rs, the differential tests and
+//! the benchmarks.
+pub mod kernels;
+
+use cudarc::driver::CudaStream;
+use oxide_rt::LaunchConfig;
+use std::sync::atomic::AtomicU32;
+use std::sync::Arc;
+
+/// Rows (warps) per block.
+pub const WARPS: u32 = kernels::WARPS;
+/// Default column count (main.rs); the bench uses `BENCH_ROWS x BENCH_COLS`.
+pub const DEFAULT_SIZE: usize = 4096;
+pub const BENCH_ROWS: usize = 1 << 16;
+pub const BENCH_COLS: usize = 4096;
+/// Differential-test sizes: the column count (rows follow from [`rows_for`]). Shorter than a
+/// warp, one off a warp, one off the 128-column unrolled step, typical widths, odd widths.
+pub const SIZES: &[usize] = &[1, 31, 33, 127, 129, 1000, 1025, 4096, 4099];
+/// The widest row [`compare`]'s tolerance is derived for.
+pub const MAX_COLS: usize = 16384;
+
+pub struct Problem {
+    pub rows: usize,
+    pub cols: usize,
+    /// Row-major `rows x cols`, values in [-8, 8).
+    pub x: Vec<f32>,
+}
+
+/// Row-major `rows x cols` softmax.
+pub type Output = Vec<f32>;
+
+/// Rows for a test of `cols` columns: about 2^17 elements, never a multiple of [`WARPS`], so
+/// the last block has idle warps.
+pub fn rows_for(cols: usize) -> usize {
+    ((1usize << 17) / cols.max(1)).clamp(5, 517) | 1
+}
+
+/// splitmix64 mapped to [-1, 1).
+fn uniform(state: &mut u64) -> f32 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+}
+
+/// `size` is the column count; see [`rows_for`].
+pub fn problem(seed: u64, size: usize) -> Problem {
+    problem_with(seed, rows_for(size), size)
+}
+
+pub fn problem_with(seed: u64, rows: usize, cols: usize) -> Problem {
+    let mut s = seed;
+    Problem { rows, cols, x: (0..rows * cols).map(|_| 8.0 * uniform(&mut s)).collect() }
+}
+
+/// The scalar reference, in f64: max, sum of exp(x - max), quotient.
+pub fn reference(p: &Problem) -> Output {
+    let mut y = Vec::with_capacity(p.x.len());
+    for row in p.x.chunks(p.cols.max(1)) {
+        let m = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+        let sum: f64 = row.iter().map(|&v| (v as f64 - m).exp()).sum();
+        y.extend(row.iter().map(|&v| ((v as f64 - m).exp() / sum) as f32));
+    }
+    y
+}
+
+fn check(p: &Problem) -> Result<(u32, u32), oxide_rt::Error> {
+    let bad = |why: String| Err(oxide_rt::Error::Config(why));
+    if p.x.len() != p.rows * p.cols {
+        return bad(format!("softmax: x has {} elements, rows x cols = {}; build it with `problem_with`", p.x.len(), p.rows * p.cols));
+    }
+    match (u32::try_from(p.rows), u32::try_from(p.cols)) {
+        (Ok(r), Ok(c)) => Ok((r, c)),
+        _ => bad(format!("softmax: {} x {} does not fit u32 row/column counts; split the matrix", p.rows, p.cols)),
+    }
+}
+
+/// One warp per row, [`WARPS`] rows per block.
+pub fn config(rows: u32) -> LaunchConfig {
+    LaunchConfig::new(rows.div_ceil(WARPS).max(1), WARPS * 32)
+}
+
+pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
+    let (rows, cols) = check(p)?;
+    if p.x.is_empty() {
+        return Ok(Vec::new());
+    }
+    let y: Vec<AtomicU32> = (0..p.x.len()).map(|_| AtomicU32::new(0)).collect();
+    kernels::cpu_softmax_rows_with(config(rows), &p.x, rows, cols, &y)?;
+    Ok(y.into_iter().map(|v| f32::from_bits(v.into_inner())).collect())
+}
+
+pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
+    let (rows, cols) = check(p)?;
+    if p.x.is_empty() {
+        return Ok(Vec::new());
+    }
+    let err = |what: &str| {
+        let what = what.to_string();
+        move |source| oxide_rt::Error::Driver { what, source }
+    };
+    let x = stream.clone_htod(&p.x).map_err(err("copying x to the GPU"))?;
+    let y = stream.alloc_zeros::<u32>(p.x.len()).map_err(err("allocating y on the GPU"))?;
+    kernels::launch_softmax_rows_with(stream, config(rows), &x, rows, cols, &y)?;
+    let bits = stream.clone_dtoh(&y).map_err(err("copying y back"))?;
+    Ok(bits.into_iter().map(f32::from_bits).collect())
+}
+
+/// Relative tolerance. Per element the kernel's error against the exact value is bounded by
+/// (in units of u = 2^-24): the f32 sum of exponentials, whose longest chain is
+/// cols/128 terms per lane plus 2 adds joining the 4 chains and 5 butterfly adds
+/// (<= 128 + 7 for cols <= MAX_COLS); `x - max` rounded (|x - max| < 16, so <= 2^-20 absolute,
+/// 16 u relative after exp); exp itself (libdevice expf <= 2 ulp, host libm <= 1 ulp);
+/// reciprocal and product (1 u). That is < 160 u ~ 9.5e-6; the GPU and CPU runs may each err
+/// so, hence 2 x 160 u. The f64 reference is exact at this scale.
+pub const REL_TOL: f32 = 320.0 / (1u32 << 24) as f32;
+
+pub fn compare(got: &Output, want: &Output) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("length {} != {}", got.len(), want.len()));
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let tol = REL_TOL * w.abs();
+        let err = (g - w).abs();
+        if err.is_nan() || err > tol {
+            return Err(format!("element {i}: got {g}, want {w} (tolerance {tol})"));
+        }
+    }
+    Ok(())
+}

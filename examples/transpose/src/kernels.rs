@@ -1,0 +1,49 @@
+//! Compiled twice: for the host (typed launchers, CPU executor) and for nvptx64 (PTX).
+use oxide_rt::device::atomic::Ordering;
+use oxide_rt::device::*;
+
+/// Side of the square tile one block moves.
+pub const TILE: usize = 32;
+/// Rows of threads per block: each thread moves TILE / ROWS = 4 elements.
+pub const ROWS: usize = 8;
+
+/// `out (cols x rows) = transpose(input (rows x cols))`, both row-major.
+///
+/// A (32, 8) block reads a 32 x 32 tile with coalesced row reads (4 rows per thread), parks it
+/// in shared memory, and writes it back transposed, again as coalesced rows. The shared tile
+/// has 33 columns so the column-wise reads of a warp hit 32 different banks. Edge tiles check
+/// every element; `out` is written through `AtomicF32` relaxed stores because a
+/// `DisjointSlice` only lets a thread write the element at its own thread index.
+#[kernel(launch_bounds(256))]
+pub fn transpose(rows: u32, cols: u32, input: &[f32], out: &[AtomicF32]) {
+    let (rows, cols) = (rows as usize, cols as usize);
+    assert!(input.len() >= rows * cols && out.len() >= rows * cols, "transpose: a slice is shorter than rows * cols");
+    let tile = shared_array!(f32, TILE, TILE + 1);
+    let (tx, ty) = (thread::thread_idx().x as usize, thread::thread_idx().y as usize);
+    let (bx, by) = (thread::block_idx().x as usize * TILE, thread::block_idx().y as usize * TILE);
+
+    let c = bx + tx;
+    let mut j = 0;
+    while j < TILE {
+        let r = by + ty + j;
+        if r < rows && c < cols {
+            // SAFETY: r < rows and c < cols, so r * cols + c < rows * cols <= input.len();
+            // ty + j < TILE and tx < TILE + 1 (the block is TILE x ROWS).
+            unsafe { tile.set_unchecked(ty + j, tx, *input.get_unchecked(r * cols + c)) };
+        }
+        j += ROWS;
+    }
+    sync_threads();
+
+    let c = by + tx; // column of out = row of input
+    let mut j = 0;
+    while j < TILE {
+        let r = bx + ty + j; // row of out = column of input
+        if r < cols && c < rows {
+            // SAFETY: r < cols and c < rows, so r * rows + c < rows * cols <= out.len(); the
+            // tile indices are < TILE as above.
+            unsafe { out.get_unchecked(r * rows + c).store(tile.get_unchecked(tx, ty + j), Ordering::Relaxed) };
+        }
+        j += ROWS;
+    }
+}

@@ -1,0 +1,106 @@
+//! Matrix transpose as a library: the kernel plus the uniform example API (random problem,
+//! scalar reference, CPU and GPU runs, comparison) shared by main.rs, the differential tests
+//! and the benchmarks.
+pub mod kernels;
+
+use cudarc::driver::CudaStream;
+use oxide_rt::device::AtomicF32;
+use oxide_rt::LaunchConfig;
+use std::sync::Arc;
+
+pub use kernels::{ROWS, TILE};
+
+/// main.rs / benchmark size: a 16384 x 16384 matrix (1 GiB).
+pub const DEFAULT_SIZE: usize = 16384;
+/// Sizes for `problem`: rows = size, cols = size * 3 / 2 + 1 (neither a tile multiple unless
+/// the size makes one), small and large.
+pub const SIZES: &[usize] = &[1, 7, 31, 32, 33, 100, 257, 1000];
+
+pub struct Problem {
+    pub rows: usize,
+    pub cols: usize,
+    /// rows x cols, row-major.
+    pub input: Vec<f32>,
+}
+
+/// cols x rows, row-major.
+pub type Output = Vec<f32>;
+
+/// splitmix64 mapped to [-1, 1).
+fn uniform(state: &mut u64) -> f32 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+}
+
+/// Square for the default size, else `size x (size * 3/2 + 1)`.
+pub fn problem(seed: u64, size: usize) -> Problem {
+    if size == DEFAULT_SIZE {
+        problem_dims(seed, size, size)
+    } else {
+        problem_dims(seed, size, size * 3 / 2 + 1)
+    }
+}
+
+pub fn problem_dims(seed: u64, rows: usize, cols: usize) -> Problem {
+    let mut s = seed;
+    Problem { rows, cols, input: (0..rows * cols).map(|_| uniform(&mut s)).collect() }
+}
+
+pub fn reference(p: &Problem) -> Output {
+    let mut out = vec![0.0; p.rows * p.cols];
+    for r in 0..p.rows {
+        for c in 0..p.cols {
+            out[c * p.rows + r] = p.input[r * p.cols + c];
+        }
+    }
+    out
+}
+
+/// One (32, 8) block per 32 x 32 tile.
+pub fn config(rows: usize, cols: usize) -> LaunchConfig {
+    LaunchConfig::new((cols.div_ceil(TILE) as u32, rows.div_ceil(TILE) as u32, 1), (TILE as u32, ROWS as u32, 1))
+}
+
+fn dims(p: &Problem) -> Result<(u32, u32), oxide_rt::Error> {
+    let bad = |reason: String| oxide_rt::Error::InvalidLaunch { kernel: "transpose", reason };
+    let rows = u32::try_from(p.rows).map_err(|_| bad(format!("rows = {} does not fit u32", p.rows)))?;
+    let cols = u32::try_from(p.cols).map_err(|_| bad(format!("cols = {} does not fit u32", p.cols)))?;
+    if p.input.len() != p.rows * p.cols {
+        return Err(bad(format!("the input holds {} elements, not rows * cols = {}", p.input.len(), p.rows * p.cols)));
+    }
+    Ok((rows, cols))
+}
+
+pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
+    let (rows, cols) = dims(p)?;
+    let out: Vec<AtomicF32> = (0..p.input.len()).map(|_| AtomicF32::new(0.0)).collect();
+    kernels::cpu_transpose_with(config(p.rows, p.cols), rows, cols, &p.input, &out)?;
+    Ok(out.into_iter().map(AtomicF32::into_inner).collect())
+}
+
+pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
+    let err = |what: &str| {
+        let what = what.to_string();
+        move |source| oxide_rt::Error::Driver { what, source }
+    };
+    let (rows, cols) = dims(p)?;
+    let input = stream.clone_htod(&p.input).map_err(err("copying the matrix to the GPU"))?;
+    let out = stream.alloc_zeros::<AtomicF32>(p.input.len()).map_err(err("allocating the output"))?;
+    kernels::launch_transpose_with(stream, config(p.rows, p.cols), rows, cols, &input, &out)?;
+    let out = stream.clone_dtoh(&out).map_err(err("copying the result back"))?;
+    Ok(out.into_iter().map(AtomicF32::into_inner).collect())
+}
+
+/// A transpose only moves values: exact comparison (bit patterns, so -0.0 and NaN count too).
+pub fn compare(got: &Output, want: &Output) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("length {} != {}", got.len(), want.len()));
+    }
+    match got.iter().zip(want).position(|(g, w)| g.to_bits() != w.to_bits()) {
+        Some(i) => Err(format!("element {i}: got {}, want {}", got[i], want[i])),
+        None => Ok(()),
+    }
+}

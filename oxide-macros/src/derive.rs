@@ -1,0 +1,272 @@
+//! `#[derive(KernelArg)]`: a `#[repr(C)]` struct passed to kernels by value.
+//!
+//! Checks (all errors spanned and collected): a struct, `#[repr(C)]`, no generics, at least one
+//! field, kernel-safe field types. Emits `KernelArg` (+ cudarc's `DeviceRepr` on the host), a
+//! `KernelArg` assertion per field, and the layout proof:
+//! * nvptx64: a meta record `__oxide_layout_<Struct>: [u64; 2 + fields]` =
+//!   `[size, align, offset of each field]`, which oxide-build copies into its manifest;
+//! * host: when `$OXIDE_MANIFEST` is set (the crate is built by oxide-build), constant
+//!   assertions that the host's size, alignment and offsets equal that record.
+
+use crate::valid::{at, check_value_type, show, At};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput, Error, Fields, Member};
+
+pub fn kernel_arg(input: &DeriveInput) -> TokenStream {
+    let p = quote!(::oxide_rt::__private);
+    let name = &input.ident;
+    let errors = check(input);
+    let impls = quote! {
+        // SAFETY: `#[derive(KernelArg)]` accepted the struct: it is `#[repr(C)]` (C layout on both
+        // targets), has no generics, and every field is a `KernelArg` (asserted below), so it is
+        // plain data with no invalid values; its host layout is checked against the nvptx64
+        // layout below whenever the crate is built by oxide-build.
+        unsafe impl #p::KernelArg for #name {}
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: as above; the bytes of the value are exactly what the kernel reads.
+        unsafe impl #p::DeviceRepr for #name {}
+    };
+    if let Err(e) = errors {
+        // The impls stay so uses of the struct do not cascade into more errors.
+        let e = e.to_compile_error();
+        return quote! { #e #impls };
+    }
+    let Data::Struct(data) = &input.data else { return impls };
+    let members: Vec<Member> = data.fields.members().collect();
+    let field_asserts = data.fields.iter().map(|f| {
+        let ty = &f.ty;
+        quote_spanned! {ty.span()=> #p::assert_kernel_arg::<#ty>(); }
+    });
+    let record = format_ident!("__oxide_layout_{}", name);
+    let n = members.len() + 2;
+    let proof = host_proof(name, &record.to_string(), &data.fields);
+    quote! {
+        #impls
+        const _: () = { #(#field_asserts)* };
+
+        #[cfg(target_arch = "nvptx64")]
+        #[doc(hidden)]
+        #[used]
+        #[unsafe(no_mangle)]
+        #[unsafe(link_section = "oxide.meta")]
+        #[allow(non_upper_case_globals)]
+        static #record: [u64; #n] = [
+            ::core::mem::size_of::<#name>() as u64,
+            ::core::mem::align_of::<#name>() as u64,
+            #(::core::mem::offset_of!(#name, #members) as u64),*
+        ];
+
+        #proof
+    }
+}
+
+fn member_name(m: &Member) -> String {
+    match m {
+        Member::Named(i) => i.to_string(),
+        Member::Unnamed(i) => i.index.to_string(),
+    }
+}
+
+/// The host half of the layout proof, from the record in `$OXIDE_MANIFEST`.
+fn host_proof(name: &syn::Ident, record: &str, fields: &Fields) -> TokenStream {
+    let members: Vec<Member> = fields.members().collect();
+    let Some(path) = std::env::var_os("OXIDE_MANIFEST") else {
+        return TokenStream::new(); // not built by oxide-build: nothing to compare against
+    };
+    let host_error = |msg: String| {
+        let e = Error::new(name.span(), msg).to_compile_error();
+        quote! { #[cfg(not(target_arch = "nvptx64"))] const _: () = { #e }; }
+    };
+    let path = std::path::PathBuf::from(path);
+    let values = match read_record(&path, record) {
+        Ok(Some(v)) => v,
+        Ok(None) => {
+            return host_error(format!(
+                "`{name}` derives `KernelArg` but the device build has no layout record for it (`{record}` is missing from {}); \
+                 hint: define the struct in the kernels module (or a module it declares) so it is compiled for the GPU too",
+                path.display()
+            ))
+        }
+        Err(why) => return host_error(why),
+    };
+    if values.len() != members.len() + 2 {
+        return host_error(format!(
+            "the layout record `{record}` has {} entries but `{name}` has {} fields: {} is stale; hint: rebuild so the build script runs again",
+            values.len(),
+            members.len(),
+            path.display()
+        ));
+    }
+    let (size, align) = (values[0] as usize, values[1] as usize);
+    let size_msg = format!(
+        "kernel argument `{name}` differs between host and GPU: its size is not {size} bytes as on nvptx64; hint: use fixed-width field types and explicit padding"
+    );
+    let align_msg = format!(
+        "kernel argument `{name}` differs between host and GPU: its alignment is not {align} as on nvptx64; hint: add `#[repr(C, align({align}))]`"
+    );
+    // One constant per check, spanned on what it checks, so a mismatch points at the field.
+    let field_checks = fields.iter().zip(&members).zip(&values[2..]).map(|((f, m), off)| {
+        let off = *off as usize;
+        let msg = format!(
+            "kernel argument `{name}` differs between host and GPU: field `{}` is not at offset {off} as on nvptx64; hint: use fixed-width field types and explicit padding",
+            member_name(m)
+        );
+        let place = f.ident.as_ref().map_or_else(|| f.ty.span(), |i| i.span());
+        quote_spanned! {place=>
+            #[cfg(not(target_arch = "nvptx64"))]
+            const _: () = ::core::assert!(::core::mem::offset_of!(#name, #m) == #off, #msg);
+        }
+    });
+    quote_spanned! {name.span()=>
+        #[cfg(not(target_arch = "nvptx64"))]
+        const _: () = ::core::assert!(::core::mem::size_of::<#name>() == #size, #size_msg);
+        #[cfg(not(target_arch = "nvptx64"))]
+        const _: () = ::core::assert!(::core::mem::align_of::<#name>() == #align, #align_msg);
+        #(#field_checks)*
+    }
+}
+
+/// `meta[record]` of the manifest at `path`; `Ok(None)` when the manifest has no such record.
+fn read_record(path: &std::path::Path, record: &str) -> Result<Option<Vec<u64>>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!("cannot read the oxide manifest {} (OXIDE_MANIFEST): {e}; hint: rebuild so the build script writes it again", path.display())
+    })?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("the oxide manifest {} is not valid JSON: {e}; hint: rebuild so the build script writes it again", path.display()))?;
+    let Some(values) = json.get("meta").and_then(|m| m.get(record)) else { return Ok(None) };
+    values
+        .as_array()
+        .and_then(|a| a.iter().map(|v| v.as_u64()).collect::<Option<Vec<u64>>>())
+        .map(Some)
+        .ok_or_else(|| format!("the layout record `{record}` in {} is not a list of integers; hint: rebuild", path.display()))
+}
+
+fn check(input: &DeriveInput) -> Result<(), Error> {
+    let mut errors: Vec<Error> = Vec::new();
+    let mut err = |at: At, msg: String| errors.push(at.error(msg));
+    let name = &input.ident;
+
+    let fields = match &input.data {
+        Data::Struct(s) => Some(&s.fields),
+        Data::Enum(e) => {
+            err(at(&e.enum_token), format!(
+                "enum `{name}` cannot derive `KernelArg`: an enum's tag has values the device cannot trust; hint: pass a `u32` and match on it in the kernel"
+            ));
+            None
+        }
+        Data::Union(u) => {
+            err(at(&u.union_token), format!("union `{name}` cannot derive `KernelArg`; hint: use a `#[repr(C)]` struct"));
+            None
+        }
+    };
+
+    // `#[repr(C)]`, optionally with `align(N)` / `packed`: the layout is then defined by the C
+    // rules on both targets (and checked against the device anyway).
+    let mut has_c = false;
+    let mut repr_attr = None;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("repr")) {
+        repr_attr = Some(attr);
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("C") {
+                has_c = true;
+            }
+            if meta.input.peek(syn::token::Paren) {
+                let _content;
+                syn::parenthesized!(_content in meta.input);
+            }
+            Ok(())
+        });
+    }
+    if !has_c {
+        let found = match repr_attr {
+            Some(_) => "its `#[repr(..)]` lacks `C`",
+            None => "it has Rust's default layout, which may differ between host and GPU",
+        };
+        err(repr_attr.map_or_else(|| at(name), at), format!(
+            "`{name}` must be `#[repr(C)]` to derive `KernelArg`: {found}; hint: add `#[repr(C)]` above `struct {name}`"
+        ));
+    }
+
+    for g in &input.generics.params {
+        err(at(&g), format!(
+            "`{name}` cannot derive `KernelArg` with generic parameter `{}`: each layout is proven for one concrete struct; hint: define one struct per field type",
+            show(g)
+        ));
+    }
+
+    if let Some(fields) = fields {
+        if fields.is_empty() {
+            let place = match fields {
+                Fields::Unit => at(name),
+                _ => at(fields),
+            };
+            err(place, format!(
+                "`{name}` has no fields: an empty kernel argument carries nothing and the GPU ABI may drop it; hint: remove the argument"
+            ));
+        }
+        for (f, m) in fields.iter().zip(fields.members()) {
+            let field = member_name(&m);
+            check_value_type(&f.ty, &mut |at, msg| err(at, format!("field `{field}` of `{name}`: {msg}")));
+        }
+    }
+
+    let mut errors = errors.into_iter();
+    match errors.next() {
+        None => Ok(()),
+        Some(mut first) => {
+            first.extend(errors);
+            Err(first)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(input: DeriveInput) -> Vec<String> {
+        match check(&input) {
+            Ok(()) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn accepts_repr_c_plain_data() {
+        assert!(errors(syn::parse_quote!(#[repr(C)] struct P { a: f32, b: [u32; 4], c: usize, d: Inner })).is_empty());
+        assert!(errors(syn::parse_quote!(#[derive(Clone)] #[repr(C, align(16))] struct P(f64, i8);)).is_empty());
+    }
+
+    #[test]
+    fn rejects_bad_structs_with_all_errors() {
+        let e = errors(syn::parse_quote!(#[repr(transparent)] struct P<T> { a: &'static f32, b: bool, c: *const u8, d: Vec<T>, e: (u8, u8), f: [char; 2] }));
+        let want = ["lacks `C`", "generic parameter `T`", "field `a`", "field `b`", "field `c`", "field `d`", "field `e`", "field `f`"];
+        assert_eq!(e.len(), want.len(), "{e:#?}");
+        for (e, w) in e.iter().zip(want) {
+            assert!(e.contains(w) && e.contains("hint: "), "{e} lacks {w}");
+        }
+        let e = errors(syn::parse_quote!(struct U;));
+        assert_eq!(e.len(), 2, "{e:#?}");
+        assert!(e[0].contains("default layout") && e[1].contains("no fields"), "{e:#?}");
+        let e = errors(syn::parse_quote!(#[repr(C)] enum E { A }));
+        assert!(e.len() == 1 && e[0].contains("enum `E`"), "{e:#?}");
+    }
+
+    #[test]
+    fn reads_layout_records() {
+        let dir = std::env::temp_dir().join(format!("oxide-macros-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.json");
+        std::fs::write(&path, r#"{"meta": {"__oxide_layout_P": [16, 8, 0, 8]}}"#).unwrap();
+        assert_eq!(read_record(&path, "__oxide_layout_P").unwrap(), Some(vec![16, 8, 0, 8]));
+        assert_eq!(read_record(&path, "__oxide_layout_Q").unwrap(), None);
+        std::fs::write(&path, r#"{"meta": {"__oxide_layout_P": [16, -1]}}"#).unwrap();
+        assert!(read_record(&path, "__oxide_layout_P").unwrap_err().contains("not a list of integers"));
+        std::fs::write(&path, "{").unwrap();
+        assert!(read_record(&path, "__oxide_layout_P").unwrap_err().contains("not valid JSON"));
+        assert!(read_record(&dir.join("missing.json"), "x").unwrap_err().contains("cannot read"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,72 @@
+// The launchers `#[kernel]` generates, pinned by coercing each to its exact signature.
+#![deny(warnings)]
+
+mod kernels {
+    use oxide_rt::device::*;
+    use oxide_rt::KernelArg;
+
+    #[derive(Clone, Copy, KernelArg)]
+    #[repr(C)]
+    pub struct Params {
+        pub a: f32,
+        pub b: u64,
+    }
+
+    #[derive(Clone, Copy, KernelArg)]
+    #[repr(C)]
+    pub struct Pair(pub f32, pub f32);
+
+    #[kernel(launch_bounds(256, 2), name = "axpy_v2")]
+    pub fn axpy(p: Params, x: &[Pair], mut y: DisjointSlice<f32>) {
+        let i = thread::index_1d();
+        if let Some(y) = y.get_mut(i) {
+            *y = p.a * x[i.get()].0 + x[i.get()].1 + p.b as f32;
+        }
+    }
+
+    #[kernel(instantiate(f32, f64))]
+    pub fn scale<T: Copy + core::ops::Mul<Output = T> + KernelArg>(a: T, x: &[T], mut y: DisjointSlice<T>) {
+        let i = thread::index_1d();
+        if let Some(y) = y.get_mut(i) {
+            *y = a * x[i.get()];
+        }
+    }
+
+    // `&[AtomicU32]` is a `CudaSlice<u32>` on the host.
+    #[kernel]
+    pub fn count(bins: &[core::sync::atomic::AtomicU32]) {
+        bins[0].fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    }
+
+    // An argument named like the kernel still calls the kernel, not the argument.
+    #[kernel]
+    pub fn shadow(shadow: u32, mut y: DisjointSlice<u32>) {
+        if let Some(y) = y.get_mut(thread::index_1d()) {
+            *y = shadow;
+        }
+    }
+}
+
+use kernels::{Pair, Params};
+use cudarc::driver::{CudaSlice, CudaStream};
+use std::sync::Arc;
+use oxide_rt::{Dim3, Error, LaunchConfig};
+
+type R = Result<(), Error>;
+
+fn main() {
+    let _: fn(&Arc<CudaStream>, Dim3, Dim3, Params, &CudaSlice<Pair>, &mut CudaSlice<f32>) -> R = kernels::launch_axpy;
+    let _: fn(&Arc<CudaStream>, LaunchConfig, Params, &CudaSlice<Pair>, &mut CudaSlice<f32>) -> R = kernels::launch_axpy_with;
+    let _: fn(Dim3, Dim3, Params, &[Pair], &mut [f32]) -> R = kernels::cpu_axpy;
+    let _: fn(LaunchConfig, Params, &[Pair], &mut [f32]) -> R = kernels::cpu_axpy_with;
+
+    let _: fn(&Arc<CudaStream>, LaunchConfig, f32, &CudaSlice<f32>, &mut CudaSlice<f32>) -> R = kernels::launch_scale_f32_with;
+    let _: fn(&Arc<CudaStream>, Dim3, Dim3, f64, &CudaSlice<f64>, &mut CudaSlice<f64>) -> R = kernels::launch_scale_f64;
+    let _: fn(LaunchConfig, f32, &[f32], &mut [f32]) -> R = kernels::cpu_scale_f32_with;
+    let _: fn(Dim3, Dim3, f64, &[f64], &mut [f64]) -> R = kernels::cpu_scale_f64;
+
+    let _: fn(LaunchConfig, u32, &mut [u32]) -> R = kernels::cpu_shadow_with;
+
+    let _: fn(&Arc<CudaStream>, LaunchConfig, &CudaSlice<u32>) -> R = kernels::launch_count_with;
+    let _: fn(LaunchConfig, &[core::sync::atomic::AtomicU32]) -> R = kernels::cpu_count_with;
+}

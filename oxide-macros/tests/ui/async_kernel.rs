@@ -1,0 +1,8 @@
+use oxide_rt::device::*;
+
+#[kernel]
+pub async fn k(x: &[f32]) {
+    let _ = x;
+}
+
+fn main() {}

@@ -1,0 +1,96 @@
+//! The record a panicking kernel leaves for the host: one per CUDA context, in mapped,
+//! page-locked host memory (see `host::panic`). The layout is `#[repr(C)]` and identical on the
+//! device and the host, which reads it after the kernel has trapped.
+
+#![cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
+
+#[cfg(target_arch = "nvptx64")]
+use crate::dim::Dim3;
+
+/// `state`: nobody has panicked yet.
+pub(crate) const EMPTY: u32 = 0;
+/// `state`: a thread won the right to write the record and is writing it.
+pub(crate) const WRITING: u32 = 1;
+/// `state`: the record is complete.
+pub(crate) const DONE: u32 = 2;
+
+pub(crate) const FILE_CAP: usize = 256;
+/// The message of a panic in a kernel built without device-side message formatting.
+pub(crate) const NOT_RECORDED: &str =
+    "(message not recorded: release builds format panic messages on the device only with oxide_build::Build::panic_messages(true))";
+pub(crate) const MESSAGE_CAP: usize = 1024;
+
+#[repr(C)]
+pub(crate) struct PanicRecord {
+    /// `EMPTY` → `WRITING` by compare-and-swap (first panicking thread wins) → `DONE`.
+    pub state: u32,
+    pub line: u32,
+    pub column: u32,
+    pub file_len: u32,
+    pub message_len: u32,
+    pub thread: [u32; 3],
+    pub block: [u32; 3],
+    pub file: [u8; FILE_CAP],
+    pub message: [u8; MESSAGE_CAP],
+}
+
+/// Writes `info` into `*rec` if no other thread got there first.
+///
+/// # Safety
+/// `rec` points to a live `PanicRecord` that only this function (on any thread) writes while
+/// `state` is not `EMPTY`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub(crate) unsafe fn record<const MESSAGE: bool>(rec: *mut PanicRecord, info: &core::panic::PanicInfo<'_>, thread: Dim3, block: Dim3) {
+    use core::fmt::Write as _;
+    use core::sync::atomic::{AtomicU32, Ordering};
+    // SAFETY: `state` is a 4-aligned u32 in live memory, only ever accessed atomically while
+    // kernels run (the host reads it after they have stopped).
+    let state = unsafe { AtomicU32::from_ptr(&raw mut (*rec).state) };
+    if state.compare_exchange(EMPTY, WRITING, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+        return; // another thread's panic is already reported
+    }
+    // SAFETY: this thread won the flag, so it is the record's only writer (see `# Safety`).
+    unsafe {
+        if let Some(loc) = info.location() {
+            let file = loc.file().as_bytes();
+            let n = file.len().min(FILE_CAP);
+            core::ptr::copy_nonoverlapping(file.as_ptr(), (&raw mut (*rec).file) as *mut u8, n);
+            (*rec).file_len = n as u32;
+            (*rec).line = loc.line();
+            (*rec).column = loc.column();
+        }
+        (*rec).thread = [thread.x, thread.y, thread.z];
+        (*rec).block = [block.x, block.y, block.z];
+        let mut w = RawWriter { dst: (&raw mut (*rec).message) as *mut u8, cap: MESSAGE_CAP, len: 0 };
+        if MESSAGE {
+            let _ = write!(w, "{}", info.message());
+        } else {
+            let _ = w.write_str(NOT_RECORDED);
+        }
+        (*rec).message_len = w.len as u32;
+    }
+    state.store(DONE, Ordering::Release);
+}
+
+/// Formats into a fixed raw buffer, truncating (at a UTF-8 boundary) when it is full.
+#[cfg(target_arch = "nvptx64")]
+struct RawWriter {
+    dst: *mut u8,
+    cap: usize,
+    len: usize,
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl core::fmt::Write for RawWriter {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let mut n = s.len().min(self.cap - self.len);
+        while !s.is_char_boundary(n) {
+            n -= 1;
+        }
+        // SAFETY: `len + n <= cap`, and `dst..dst+cap` is the writer's exclusive buffer.
+        unsafe { core::ptr::copy_nonoverlapping(s.as_ptr(), self.dst.add(self.len), n) };
+        self.len += n;
+        Ok(())
+    }
+}

@@ -1,0 +1,313 @@
+//! Shared memory: per-block storage visible to all threads of a block.
+//!
+//! * [`shared_array!`](crate::shared_array) declares a fixed-size array in the kernel, like
+//!   CUDA's `__shared__ float tile[256];`, and returns a [`SharedSlice`] (or a [`Shared2d`]).
+//! * [`dynamic_shared`] views the launch's dynamic shared memory
+//!   (`LaunchConfig::shared_mem_bytes`), like CUDA's `extern __shared__ float buf[];`.
+//!
+//! # The rules (the same as CUDA's)
+//! The handles are `Copy` and every thread of the block holds one, so the type system cannot
+//! stop two threads from touching one element at once. Accesses are plain loads and stores
+//! (`ld.shared`/`st.shared`) through raw pointers; [`get`](SharedSlice::get) and
+//! [`set`](SharedSlice::set) check bounds (and panic past the end, like slice indexing). What
+//! the program must do itself, exactly as in CUDA:
+//! 1. Separate a write by one thread and an access to the same element by another thread with
+//!    a barrier ([`sync_threads`](super::sync::sync_threads)) or use atomics; without one it is
+//!    a data race and the value read is unspecified.
+//! 2. Write an element before reading it: shared memory starts with garbage in every block.
+//!
+//! Element types are limited to [`SharedElem`] types (plain numbers and arrays of them, or your
+//! own `#[repr(C)]` types that implement it), for which every bit pattern is a valid value, so a
+//! garbage or torn read yields a wrong number, never an invalid value.
+
+use super::backend;
+use core::marker::PhantomData;
+
+/// A type that may live in shared memory: `Copy`, no padding-dependent invariants, and valid for
+/// every bit pattern (see the [module rules](self)).
+///
+/// # Safety
+/// Every bit pattern of `size_of::<Self>()` bytes must be a valid `Self`.
+pub unsafe trait SharedElem: Copy {}
+
+macro_rules! shared_elem {
+    ($($t:ty),*) => {$(
+        // SAFETY: every bit pattern is a valid value of this primitive.
+        unsafe impl SharedElem for $t {}
+    )*};
+}
+shared_elem!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
+
+// SAFETY: an array of all-bit-patterns-valid elements has no other bytes.
+unsafe impl<T: SharedElem, const N: usize> SharedElem for [T; N] {}
+
+/// A view of `len` elements of shared memory. `Copy`: hand it to helpers freely.
+pub struct SharedSlice<T> {
+    ptr: *mut T,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T> Clone for SharedSlice<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SharedSlice<T> {}
+
+impl<T: SharedElem> SharedSlice<T> {
+    /// # Safety
+    /// `ptr..ptr+len` is shared (or, on the CPU executor, per-block) memory, aligned for `T`,
+    /// that lives for the whole kernel and is only accessed under the module rules.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+        SharedSlice { ptr, len, _t: PhantomData }
+    }
+
+    #[inline(always)]
+    pub fn len(self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+
+    /// The element at `i`. Panics when `i >= len` (like `slice[i]`).
+    #[inline(always)]
+    #[track_caller]
+    pub fn get(self, i: usize) -> T {
+        if i >= self.len {
+            out_of_bounds(i, self.len);
+        }
+        // SAFETY: in bounds; a plain load, racing accesses being the program's responsibility
+        // (module rules), and any bit pattern being a valid `T` (`SharedElem`).
+        unsafe { self.ptr.add(i).read() }
+    }
+
+    /// Stores `v` at `i`. Panics when `i >= len`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set(self, i: usize, v: T) {
+        if i >= self.len {
+            out_of_bounds(i, self.len);
+        }
+        // SAFETY: in bounds; a plain store (module rules).
+        unsafe { self.ptr.add(i).write(v) }
+    }
+
+    /// The element at `i`, or `None` past the end.
+    #[inline(always)]
+    pub fn try_get(self, i: usize) -> Option<T> {
+        // SAFETY: in bounds when `Some` (checked first).
+        (i < self.len).then(|| unsafe { self.ptr.add(i).read() })
+    }
+
+    /// The element at `i` without a bounds check.
+    ///
+    /// # Safety
+    /// `i < self.len()`.
+    #[inline(always)]
+    pub unsafe fn get_unchecked(self, i: usize) -> T {
+        // SAFETY: the caller keeps `i` in bounds.
+        unsafe { self.ptr.add(i).read() }
+    }
+
+    /// Stores `v` at `i` without a bounds check.
+    ///
+    /// # Safety
+    /// `i < self.len()`.
+    #[inline(always)]
+    pub unsafe fn set_unchecked(self, i: usize, v: T) {
+        // SAFETY: the caller keeps `i` in bounds.
+        unsafe { self.ptr.add(i).write(v) }
+    }
+
+    /// The first element's address (for atomics on shared memory, or raw access).
+    #[inline(always)]
+    pub fn as_ptr(self) -> *mut T {
+        self.ptr
+    }
+
+    /// Element `i` as its atomic twin (`u32` → `AtomicU32`, `f32` → `AtomicF32`, …), e.g. for a
+    /// per-block histogram: `bins.atomic(b).atomic_add(1, Scope::Block)`. Panics when
+    /// `i >= len`. Mixing atomic and plain accesses to one element needs a barrier between them.
+    #[inline(always)]
+    #[track_caller]
+    pub fn atomic<'a>(self, i: usize) -> &'a T::Atomic
+    where
+        T: super::atomic::HasAtomic,
+    {
+        if i >= self.len {
+            out_of_bounds(i, self.len);
+        }
+        // SAFETY: in bounds; `T::Atomic` has `T`'s size and alignment (asserted where
+        // `HasAtomic` is implemented); shared memory lives for the whole kernel, and the
+        // reference only allows atomic accesses.
+        unsafe { &*(self.ptr.add(i) as *const T::Atomic) }
+    }
+
+    /// The two halves `[0, mid)` and `[mid, len)`; `mid` is clamped to `len`.
+    #[inline(always)]
+    pub fn split_at(self, mid: usize) -> (SharedSlice<T>, SharedSlice<T>) {
+        let mid = mid.min(self.len);
+        // SAFETY: both halves lie within this view.
+        unsafe { (SharedSlice::from_raw(self.ptr, mid), SharedSlice::from_raw(self.ptr.add(mid), self.len - mid)) }
+    }
+}
+
+/// A `rows × cols` row-major view of shared memory (from `shared_array!(T, ROWS, COLS)`).
+pub struct Shared2d<T> {
+    flat: SharedSlice<T>,
+    cols: usize,
+}
+
+impl<T> Clone for Shared2d<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Shared2d<T> {}
+
+impl<T: SharedElem> Shared2d<T> {
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn from_flat(flat: SharedSlice<T>, cols: usize) -> Self {
+        Shared2d { flat, cols: cols.max(1) }
+    }
+
+    #[inline(always)]
+    pub fn rows(self) -> usize {
+        self.flat.len / self.cols
+    }
+
+    #[inline(always)]
+    pub fn cols(self) -> usize {
+        self.cols
+    }
+
+    /// The element at (`row`, `col`). Panics when either is out of range.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get(self, row: usize, col: usize) -> T {
+        if col >= self.cols {
+            out_of_bounds(col, self.cols);
+        }
+        self.flat.get(row * self.cols + col)
+    }
+
+    /// Stores `v` at (`row`, `col`). Panics when either is out of range.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set(self, row: usize, col: usize, v: T) {
+        if col >= self.cols {
+            out_of_bounds(col, self.cols);
+        }
+        self.flat.set(row * self.cols + col, v)
+    }
+
+    /// # Safety
+    /// `row < rows()` and `col < cols()`.
+    #[inline(always)]
+    pub unsafe fn get_unchecked(self, row: usize, col: usize) -> T {
+        // SAFETY: the caller keeps both indices in range.
+        unsafe { self.flat.get_unchecked(row * self.cols + col) }
+    }
+
+    /// # Safety
+    /// `row < rows()` and `col < cols()`.
+    #[inline(always)]
+    pub unsafe fn set_unchecked(self, row: usize, col: usize, v: T) {
+        // SAFETY: the caller keeps both indices in range.
+        unsafe { self.flat.set_unchecked(row * self.cols + col, v) }
+    }
+
+    /// The whole array as one row-major slice.
+    #[inline(always)]
+    pub fn flat(self) -> SharedSlice<T> {
+        self.flat
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_bounds(i: usize, len: usize) -> ! {
+    panic!("shared memory index out of bounds: the len is {len} but the index is {i}")
+}
+
+/// The launch's dynamic shared memory as `T`s (CUDA `extern __shared__ T buf[];`): as many
+/// whole `T`s as `LaunchConfig::shared_mem_bytes` holds, 16-byte aligned.
+#[inline(always)]
+pub fn dynamic_shared<T: SharedElem>() -> SharedSlice<T> {
+    const { assert!(core::mem::align_of::<T>() <= 16, "dynamic shared memory is 16-byte aligned") };
+    let (ptr, bytes) = backend::dynamic_shared();
+    let len = match core::mem::size_of::<T>() {
+        0 => 0,
+        n => bytes / n,
+    };
+    // SAFETY: the backend returns the block's dynamic shared memory window, 16-byte aligned and
+    // `bytes` long, alive for the whole kernel.
+    unsafe { SharedSlice::from_raw(ptr as *mut T, len) }
+}
+
+/// Size of the launch's dynamic shared memory in bytes.
+#[inline(always)]
+pub fn dynamic_shared_bytes() -> usize {
+    backend::dynamic_shared().1
+}
+
+/// Host side of `shared_array!`: the executor's per-block storage for one declaration.
+#[doc(hidden)]
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+pub fn __static_shared<T: SharedElem>(key: *const u8, len: usize) -> SharedSlice<T> {
+    let ptr = backend::shared_static(key, core::mem::size_of::<T>() * len, core::mem::align_of::<T>());
+    // SAFETY: the executor hands every thread of a block the same zeroed storage of this size
+    // and alignment for the declaration `key`, alive until the block ends.
+    unsafe { SharedSlice::from_raw(ptr as *mut T, len) }
+}
+
+/// Declares per-block shared memory in a kernel, like CUDA's `__shared__`:
+/// `shared_array!(f32, 256)` gives a [`SharedSlice<f32>`] of 256 elements,
+/// `shared_array!(f32, 16, 16)` a 16×16 [`Shared2d<f32>`].
+///
+/// Each use of the macro is one array per block; calling it again (in a loop, or the same helper
+/// from two places of one kernel) names the same memory, as in CUDA. See the
+/// [rules](crate::device::shared).
+#[macro_export]
+macro_rules! shared_array {
+    ($t:ty, $rows:expr, $cols:expr) => {
+        $crate::device::shared::Shared2d::<$t>::from_flat($crate::shared_array!($t, ($rows) * ($cols)), $cols)
+    };
+    ($t:ty, $n:expr) => {{
+        const __OXIDE_LEN: usize = $n;
+        #[cfg(target_arch = "nvptx64")]
+        let __oxide_shared = {
+            // The IR stage moves statics of this section to `.shared` (addrspace 3).
+            #[unsafe(link_section = "oxide.shared")]
+            static mut __OXIDE_SHARED: ::core::mem::MaybeUninit<[$t; __OXIDE_LEN]> = ::core::mem::MaybeUninit::uninit();
+            // SAFETY: the address (taken with `&raw mut`, so it escapes and rustc cannot fold
+            // the never-stored static) is this block's array of `__OXIDE_LEN` elements.
+            unsafe {
+                $crate::device::shared::SharedSlice::<$t>::from_raw(
+                    ::core::ptr::addr_of_mut!(__OXIDE_SHARED) as *mut $t,
+                    __OXIDE_LEN,
+                )
+            }
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        let __oxide_shared = {
+            // A distinct, non-constant static per declaration: its address keys the executor's
+            // per-block storage.
+            static __OXIDE_KEY: ::core::sync::atomic::AtomicU8 = ::core::sync::atomic::AtomicU8::new(0);
+            $crate::device::shared::__static_shared::<$t>(
+                &__OXIDE_KEY as *const ::core::sync::atomic::AtomicU8 as *const u8,
+                __OXIDE_LEN,
+            )
+        };
+        __oxide_shared
+    }};
+}

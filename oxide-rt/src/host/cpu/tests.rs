@@ -1,0 +1,446 @@
+//! Kernels written directly against the host backend, run by the CPU executor.
+
+use super::{cpu_launch, CpuKernel};
+use crate::device::cpu as dev;
+use crate::device::thread::{index, thread_idx};
+use crate::device::warp::ShflMode;
+use crate::{Dim3, EmbeddedModule, Error, LaunchConfig};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
+
+/// PTX of a kernel `k` with a barrier (runs as fibers) and of one without (plain loop).
+static FIBER_MODULE: EmbeddedModule = EmbeddedModule { ptx: ".visible .entry k()\n{\n\tbar.sync \t0;\n\tret;\n}\n", cubins: &[] };
+static PLAIN_MODULE: EmbeddedModule = EmbeddedModule { ptx: ".visible .entry k()\n{\n\tret;\n}\n", cubins: &[] };
+
+fn fibers() -> CpuKernel {
+    CpuKernel::new(&FIBER_MODULE, "k")
+}
+
+fn plain() -> CpuKernel {
+    CpuKernel::new(&PLAIN_MODULE, "k")
+}
+
+fn out(n: usize) -> Vec<AtomicU32> {
+    (0..n).map(|_| AtomicU32::new(u32::MAX)).collect()
+}
+
+fn values(v: &[AtomicU32]) -> Vec<u32> {
+    v.iter().map(|a| a.load(Relaxed)).collect()
+}
+
+fn tid() -> u32 {
+    let (t, d) = (thread_idx(), dev::block_dim());
+    t.x + d.x * (t.y + d.y * t.z)
+}
+
+/// Per-block `[u32; N]` in shared memory, identified by the address of `key`.
+fn shared_u32s(key: &'static u8, n: usize) -> *mut u32 {
+    dev::shared_static(key, n * 4, 4) as *mut u32
+}
+
+#[test]
+fn kernels_are_classified_from_their_ptx() {
+    assert!(fibers().uses_fibers());
+    assert!(!plain().uses_fibers());
+    static EMPTY: EmbeddedModule = EmbeddedModule { ptx: "", cubins: &[] };
+    assert!(CpuKernel::new(&EMPTY, "k").uses_fibers(), "unknown kernels must run as fibers");
+}
+
+#[test]
+fn barrier_orders_shared_memory_writes() {
+    static KEY: u8 = 0;
+    let block = 256u32;
+    let o = out(4 * block as usize);
+    cpu_launch(&fibers(), LaunchConfig::new(4, block), || {
+        let s = shared_u32s(&KEY, block as usize);
+        let (t, b) = (tid(), dev::block_idx().x);
+        for round in 0..3u32 {
+            // SAFETY: each thread writes its own element; reads happen after the barrier.
+            unsafe { *s.add(t as usize) = b * 100_000 + round * 1000 + t };
+            dev::sync_threads();
+            let neighbour = unsafe { *s.add(((t + 1) % block) as usize) };
+            dev::sync_threads(); // nobody overwrites before all have read
+            if round == 2 {
+                o[index().get()].store(neighbour, Relaxed);
+            }
+        }
+    })
+    .unwrap();
+    for (i, v) in values(&o).into_iter().enumerate() {
+        let (b, t) = (i as u32 / block, i as u32 % block);
+        assert_eq!(v, b * 100_000 + 2000 + (t + 1) % block, "thread {t} of block {b}");
+    }
+}
+
+#[test]
+fn sync_threads_count_and_or() {
+    let n = 100u32; // not a multiple of the warp size
+    let o = out(5 * n as usize);
+    cpu_launch(&fibers(), LaunchConfig::new(1, n), || {
+        let t = tid();
+        let base = t as usize * 5;
+        o[base].store(dev::sync_threads_count(t % 3 == 0), Relaxed);
+        o[base + 1].store(dev::sync_threads_and(t < n) as u32, Relaxed);
+        o[base + 2].store(dev::sync_threads_and(t != 42) as u32, Relaxed);
+        o[base + 3].store(dev::sync_threads_or(t == 57) as u32, Relaxed);
+        o[base + 4].store(dev::sync_threads_or(false) as u32, Relaxed);
+    })
+    .unwrap();
+    for chunk in values(&o).chunks(5) {
+        assert_eq!(chunk, [34, 1, 0, 1, 0]);
+    }
+}
+
+/// CUDA's documented shuffle results, written independently of `shfl_source`.
+fn shfl_reference(mode: ShflMode, lane: u32, arg: u32, width: u32, vals: &[u32; 32]) -> u32 {
+    let seg_start = lane / width * width;
+    let src = match mode {
+        ShflMode::Idx => Some(seg_start + arg % width),
+        ShflMode::Up => (lane - seg_start >= arg).then(|| lane - arg),
+        ShflMode::Down => (lane - seg_start + arg < width).then(|| lane + arg),
+        // Earlier or same segment only.
+        ShflMode::Xor => Some(lane ^ arg).filter(|j| *j / width <= lane / width),
+    };
+    vals[src.unwrap_or(lane) as usize]
+}
+
+#[test]
+fn shuffles_all_modes_and_widths() {
+    let modes = [ShflMode::Idx, ShflMode::Up, ShflMode::Down, ShflMode::Xor];
+    let cases: Vec<(ShflMode, u32, u32)> = modes
+        .iter()
+        .flat_map(|m| [32u32, 16, 8, 4, 2, 1].into_iter().flat_map(move |w| [0u32, 1, 3, 5, 17, 31].into_iter().map(move |a| (*m, w, a))))
+        .collect();
+    let block = 64u32;
+    let o = out(cases.len() * block as usize);
+    cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
+        let t = tid();
+        let value = 1000 * dev::warp_id() + dev::lane_id() * 7 + 1;
+        for (c, &(mode, width, arg)) in cases.iter().enumerate() {
+            let r = dev::shfl_u32(mode, u32::MAX, value, arg, width);
+            o[c * block as usize + t as usize].store(r, Relaxed);
+        }
+    })
+    .unwrap();
+    let got = values(&o);
+    for (c, &(mode, width, arg)) in cases.iter().enumerate() {
+        for t in 0..block {
+            let (warp, lane) = (t / 32, t % 32);
+            let vals: [u32; 32] = std::array::from_fn(|l| 1000 * warp + l as u32 * 7 + 1);
+            let want = shfl_reference(mode, lane, arg, width, &vals);
+            assert_eq!(got[c * block as usize + t as usize], want, "{mode:?} width {width} arg {arg} lane {lane}");
+        }
+    }
+}
+
+#[test]
+fn shuffles_with_partial_and_divergent_masks() {
+    let block = 48u32; // second warp has 16 lanes
+    let o = out(block as usize);
+    cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
+        let (t, lane) = (tid(), dev::lane_id());
+        // Even and odd lanes shuffle in two groups at the same time.
+        let mask = if lane % 2 == 0 { 0x5555_5555 } else { 0xAAAA_AAAA };
+        let r = dev::shfl_u32(ShflMode::Idx, mask, t * 10, (lane + 2) % 32, 32);
+        o[t as usize].store(r, Relaxed);
+    })
+    .unwrap();
+    let got = values(&o);
+    for t in 0..block {
+        let (warp, lane) = (t / 32, t % 32);
+        let src = warp * 32 + (lane + 2) % 32;
+        // A source lane outside the block does not take part: the caller keeps its own value.
+        let want = if src < block { src * 10 } else { t * 10 };
+        assert_eq!(got[t as usize], want, "thread {t}");
+    }
+}
+
+#[test]
+fn votes_ballot_any_all() {
+    let block = 40u32;
+    let o = out(4 * block as usize);
+    cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
+        let (t, lane) = (tid() as usize, dev::lane_id());
+        o[4 * t].store(dev::vote_ballot(u32::MAX, lane % 3 == 0), Relaxed);
+        o[4 * t + 1].store(dev::vote_all(u32::MAX, lane < 40) as u32, Relaxed);
+        o[4 * t + 2].store(dev::vote_any(u32::MAX, lane == 31) as u32, Relaxed);
+        // Only the low 16 lanes vote, the others are elsewhere.
+        if lane < 16 {
+            o[4 * t + 3].store(dev::vote_ballot(0xFFFF, true), Relaxed);
+        }
+    })
+    .unwrap();
+    let got = values(&o);
+    let every3 = (0..32).filter(|l| l % 3 == 0).fold(0u32, |m, l| m | 1 << l);
+    for t in 0..block as usize {
+        let full_warp = t < 32;
+        let live = if full_warp { u32::MAX } else { 0xFF };
+        assert_eq!(got[4 * t], every3 & live, "ballot, thread {t}");
+        assert_eq!(got[4 * t + 1], 1, "all, thread {t}");
+        assert_eq!(got[4 * t + 2], full_warp as u32, "any, thread {t}");
+        let want = if t % 32 < 16 { 0xFFFF & live } else { u32::MAX };
+        assert_eq!(got[4 * t + 3], want, "partial ballot, thread {t}");
+    }
+}
+
+#[test]
+fn active_mask_and_sync_warp() {
+    let block = 40u32;
+    let o = out(block as usize);
+    cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
+        let lane = dev::lane_id();
+        let m = if lane % 2 == 0 {
+            dev::active_mask()
+        } else {
+            dev::sync_warp(0xAAAA_AAAA);
+            0
+        };
+        dev::sync_warp(u32::MAX);
+        o[tid() as usize].store(m, Relaxed);
+    })
+    .unwrap();
+    for (t, v) in values(&o).into_iter().enumerate() {
+        let want = match (t % 2, t < 32) {
+            (1, _) => 0,
+            (_, true) => 0x5555_5555,
+            (_, false) => 0x55,
+        };
+        assert_eq!(v, want, "thread {t}");
+    }
+}
+
+#[test]
+fn shared_memory_is_fresh_and_private_per_block() {
+    static COUNTER: u8 = 0;
+    static FLAG: u8 = 0;
+    for kernel in [plain(), fibers()] {
+        let (grid, block) = (16u32, 64u32);
+        let o = out(grid as usize);
+        cpu_launch(&kernel, LaunchConfig::new(grid, block), || {
+            let c = shared_u32s(&COUNTER, 1);
+            let f = shared_u32s(&FLAG, 1);
+            // SAFETY: the threads of a block never run at the same time on the CPU executor.
+            unsafe {
+                *c += 1;
+                *f |= 1 << (dev::block_idx().x % 32);
+                if tid() == block - 1 {
+                    o[dev::block_idx().x as usize].store(*c * 1000 + (*f).count_ones(), Relaxed);
+                }
+            }
+        })
+        .unwrap();
+        assert_eq!(values(&o), vec![block * 1000 + 1; grid as usize]);
+    }
+}
+
+#[test]
+fn dynamic_shared_memory() {
+    let block = 256u32;
+    let o = out(2 * block as usize);
+    let cfg = LaunchConfig::new(2, block).shared_mem_bytes(block * 4);
+    cpu_launch(&fibers(), cfg, || {
+        let (p, len) = dev::dynamic_shared();
+        assert_eq!(len, block as usize * 4);
+        assert_eq!(p as usize % 16, 0);
+        let s = p as *mut u32;
+        let t = tid();
+        // SAFETY: in bounds; own element before the barrier, reads after it.
+        unsafe { *s.add(t as usize) = t * 3 + dev::block_idx().x };
+        dev::sync_threads();
+        let r = unsafe { *s.add((block - 1 - t) as usize) };
+        o[index().get()].store(r, Relaxed);
+    })
+    .unwrap();
+    for (i, v) in values(&o).into_iter().enumerate() {
+        let (b, t) = (i as u32 / block, i as u32 % block);
+        assert_eq!(v, (block - 1 - t) * 3 + b);
+    }
+    // No dynamic shared memory: an empty, aligned region.
+    cpu_launch(&plain(), LaunchConfig::new(1, 1), || {
+        let (p, len) = dev::dynamic_shared();
+        assert_eq!((len, p as usize % 16), (0, 0));
+    })
+    .unwrap();
+}
+
+#[test]
+fn multi_dimensional_indices_are_unique() {
+    for kernel in [plain(), fibers()] {
+        let cfg = LaunchConfig::new((3, 2, 2), (4, 3, 2));
+        let n = (cfg.grid.volume() * cfg.block.volume()) as usize;
+        let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+        let o = out(n);
+        cpu_launch(&kernel, cfg, || {
+            let (t, b, bd, gd) = (thread_idx(), dev::block_idx(), dev::block_dim(), dev::grid_dim());
+            assert!(t.x < bd.x && t.y < bd.y && t.z < bd.z && b.x < gd.x && b.y < gd.y && b.z < gd.z);
+            assert_eq!(dev::lane_id() + 32 * dev::warp_id(), tid());
+            let i = index().get();
+            hits[i].fetch_add(1, Relaxed);
+            let packed = [t.x, t.y, t.z, b.x, b.y, b.z].iter().fold(0u32, |acc, v| acc * 8 + v);
+            o[i].store(packed, Relaxed);
+        })
+        .unwrap();
+        assert!(hits.iter().all(|h| h.load(Relaxed) == 1), "every index exactly once");
+        let mut seen = values(&o);
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), n, "every (thread, block) pair distinct");
+    }
+}
+
+fn expect_panic(r: Result<(), Error>, message: &str, line: u32) {
+    match r {
+        Err(Error::KernelPanic { kernel, message: m, location }) => {
+            assert_eq!(kernel, "k");
+            assert!(m.contains(message), "message {m:?}");
+            let loc = location.expect("a location");
+            assert!(loc.contains(&format!("src/host/cpu/tests.rs:{line}:")), "location {loc}");
+        }
+        other => panic!("expected a kernel panic, got {other:?}"),
+    }
+}
+
+#[test]
+fn panics_report_message_and_location() {
+    let line = line!() + 4;
+    for kernel in [plain(), fibers()] {
+        let r = cpu_launch(&kernel, LaunchConfig::new(4, 64), || {
+            if dev::block_idx().x == 2 && tid() == 17 {
+                panic!("boom {}", 17);
+            }
+        });
+        expect_panic(r, "boom 17", line);
+    }
+    let data = [1u32, 2, 3];
+    let line = line!() + 2;
+    let r = cpu_launch(&plain(), LaunchConfig::new(1, 8), || {
+        std::hint::black_box(data[tid() as usize]);
+    });
+    expect_panic(r, "index out of bounds", line);
+}
+
+#[test]
+fn panic_in_a_fiber_unwinds_the_waiting_threads() {
+    struct Guard<'a>(&'a AtomicUsize);
+    impl Drop for Guard<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Relaxed);
+        }
+    }
+    let dropped = AtomicUsize::new(0);
+    let line = line!() + 5;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let _g = Guard(&dropped);
+        let t = tid();
+        if t == 5 {
+            panic!("thread five");
+        }
+        dev::sync_threads();
+    });
+    expect_panic(r, "thread five", line);
+    // Threads 0..=4 waited at the barrier and were unwound; 6.. never started.
+    assert_eq!(dropped.load(Relaxed), 6);
+    // The executor is still usable afterwards.
+    cpu_launch(&fibers(), LaunchConfig::new(2, 64), dev::sync_threads).unwrap();
+}
+
+#[test]
+fn divergent_warp_groups_and_early_exit_do_not_deadlock() {
+    let block = 128u32;
+    let o = out(block as usize);
+    cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
+        let (t, lane) = (tid(), dev::lane_id());
+        // Different warps and half-warps take different branches with their own collectives.
+        let v = if lane < 16 {
+            dev::shfl_u32(ShflMode::Xor, 0x0000_FFFF, t, 1, 32)
+        } else {
+            dev::vote_ballot(0xFFFF_0000, lane % 2 == 0)
+        };
+        dev::sync_threads();
+        if dev::warp_id() == 3 {
+            return; // a whole warp leaves; the others still meet at the barrier below
+        }
+        dev::sync_threads();
+        o[t as usize].store(v, Relaxed);
+    })
+    .unwrap();
+    for (t, v) in values(&o).into_iter().enumerate() {
+        let t = t as u32;
+        let want = match (t / 32, t % 32) {
+            (3, _) => u32::MAX,
+            (_, l) if l < 16 => t ^ 1,
+            _ => 0x5555_0000,
+        };
+        assert_eq!(v, want, "thread {t}");
+    }
+}
+
+#[test]
+fn a_real_deadlock_is_an_error_not_a_hang() {
+    let r = cpu_launch(&fibers(), LaunchConfig::new(2, 64), || {
+        if dev::lane_id() < 16 {
+            dev::sync_threads();
+        } else {
+            dev::sync_warp(u32::MAX);
+        }
+    });
+    match r {
+        Err(Error::KernelPanic { message, location: None, .. }) => {
+            assert!(message.contains("deadlock"), "{message}");
+            assert!(message.contains("32 thread(s) wait at sync_warp(mask 0xffffffff), the first (16,0,0)"), "{message}");
+        }
+        other => panic!("expected a deadlock error, got {other:?}"),
+    }
+}
+
+#[test]
+fn collective_in_plain_mode_is_an_error() {
+    let r = cpu_launch(&plain(), LaunchConfig::new(1, 32), dev::sync_threads);
+    match r {
+        Err(Error::KernelPanic { message, .. }) => assert!(message.contains("plain loop"), "{message}"),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn block_of_1024_threads_reduces_through_shared_memory() {
+    static SUMS: u8 = 0;
+    let (grid, block) = (6u32, 1024u32);
+    let o = out(grid as usize);
+    cpu_launch(&fibers(), LaunchConfig::new(grid, block), || {
+        let s = shared_u32s(&SUMS, block as usize);
+        let t = tid();
+        // SAFETY: each step writes element t from t and t + stride, separated by barriers.
+        unsafe { *s.add(t as usize) = t + dev::block_idx().x };
+        let mut stride = block / 2;
+        while stride > 0 {
+            dev::sync_threads();
+            if t < stride {
+                unsafe { *s.add(t as usize) += *s.add((t + stride) as usize) };
+            }
+            stride /= 2;
+        }
+        if t == 0 {
+            o[dev::block_idx().x as usize].store(unsafe { *s }, Relaxed);
+        }
+    })
+    .unwrap();
+    for (b, v) in values(&o).into_iter().enumerate() {
+        assert_eq!(v, (0..block).sum::<u32>() + block * b as u32);
+    }
+}
+
+#[test]
+fn launch_limits_and_bounds() {
+    let too_big = cpu_launch(&fibers(), LaunchConfig::new(1, 1025), || {});
+    assert!(matches!(too_big, Err(Error::InvalidLaunch { .. })), "{too_big:?}");
+    let bounded = fibers().with_max_threads(256);
+    let r = cpu_launch(&bounded, LaunchConfig::new(1, (16, 32)), || {});
+    match r {
+        Err(Error::InvalidLaunch { kernel: "k", reason }) => assert!(reason.contains("launch bound of 256"), "{reason}"),
+        other => panic!("expected InvalidLaunch, got {other:?}"),
+    }
+    cpu_launch(&bounded, LaunchConfig::new(1, 256), || {}).unwrap();
+    let smem = cpu_launch(&plain(), LaunchConfig::new(1, 1).shared_mem_bytes(1 << 20), || {});
+    assert!(matches!(smem, Err(Error::InvalidLaunch { .. })), "{smem:?}");
+    let _ = Dim3::new(1, 1, 1);
+}

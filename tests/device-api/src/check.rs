@@ -1,0 +1,208 @@
+//! Inputs and expected outputs of the kernels, computed with plain host code.
+
+use crate::kernels::MATH_FUNCS;
+
+/// Deterministic pseudo-random `u32`s below `bound`.
+pub fn inputs_u32(n: usize, bound: u32) -> Vec<u32> {
+    (0..n).map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 7) % bound).collect()
+}
+
+pub fn indices_2d(width: u32, height: u32) -> Vec<u32> {
+    (0..height).flat_map(|y| (0..width).map(move |x| x + 1000 * y)).collect()
+}
+
+/// `lane_warp` for a 1D launch of `blocks` × `block` threads.
+pub fn lane_warp(blocks: u32, block: u32) -> Vec<u32> {
+    (0..blocks * block).map(|g| {
+        let t = g % block;
+        (t % 32) | (t / 32) << 8 | t << 16
+    }).collect()
+}
+
+pub fn barrier_after_branch(mode: u32, x: &[u32], block: usize) -> Vec<u32> {
+    (0..x.len()).map(|i| {
+        let (b, t) = (i / block, i % block);
+        let m = x[b * block + block - 1 - t];
+        if mode & 1 == 1 { m * 2 } else { m }
+    }).collect()
+}
+
+pub fn barrier_reductions(x: &[u32], block: usize) -> Vec<u32> {
+    x.chunks(block).flat_map(|c| {
+        let count = c.iter().filter(|&&v| v != 0).count() as u32;
+        let all = c.iter().all(|&v| v != 0) as u32;
+        let any = c.iter().any(|&v| v != 0) as u32;
+        std::iter::repeat_n(count | all << 16 | any << 17, c.len())
+    }).collect()
+}
+
+pub fn shared_reverse(x: &[f32]) -> Vec<f32> {
+    x.chunks(256).flat_map(|c| c.iter().rev().copied().collect::<Vec<_>>()).collect()
+}
+
+pub fn shared_transpose(x: &[u32]) -> Vec<u32> {
+    (0..256).map(|i| x[(i % 16) * 16 + i / 16]).collect()
+}
+
+/// `dynamic_shared_sum` with `block` threads and `bytes` of dynamic shared memory per block.
+pub fn dynamic_shared_sum(x: &[u32], block: usize, bytes: usize) -> Vec<u32> {
+    x.chunks(block).flat_map(|c| {
+        let mut r = vec![(bytes / 4) as u32; c.len()];
+        r[0] = c.iter().sum();
+        r
+    }).collect()
+}
+
+/// The 16 values `atomics_shared` writes for each block (then zeros for the other threads).
+pub fn atomics_shared(x: &[u32], block: usize) -> Vec<u64> {
+    x.chunks(block).flat_map(|c| {
+        let n = c.len() as u32;
+        let mut and = 0xffff_ffffu32;
+        let mut or = 0u32;
+        for t in 0..n {
+            and &= !(1 << (t % 32));
+            or |= 1 << (t % 32);
+        }
+        let vals: [u64; 16] = [
+            c.iter().fold(0u32, |a, &v| a.wrapping_add(v)) as u64,
+            *c.iter().min().unwrap() as u64,
+            *c.iter().max().unwrap() as u64,
+            and as u64,
+            or as u64,
+            c.iter().fold(0, |a, &v| a ^ v) as u64,
+            n as u64,
+            1,
+            c.iter().map(|&v| v as i32 - 500).min().unwrap() as i64 as u64,
+            c.iter().map(|&v| v as i32 - 500).max().unwrap() as i64 as u64,
+            c.iter().map(|&v| v as u64 * 1_000_000_000).sum(),
+            u64::MAX - c.iter().map(|&v| v as u64).sum::<u64>(),
+            c.iter().map(|&v| v as u64 * 1_000_000_000).max().unwrap(),
+            (-c.iter().map(|&v| v as i64).sum::<i64>()) as u64,
+            c.iter().map(|&v| -(v as i64) * 1_000_000_000).min().unwrap().min(0) as u64,
+            0,
+        ];
+        let mut r = vec![0u64; c.len()];
+        let k = 16.min(c.len());
+        r[..k].copy_from_slice(&vals[..k]);
+        r
+    }).collect()
+}
+
+pub fn core_atomics(x: &[u32], block: usize) -> Vec<u64> {
+    x.chunks(block).flat_map(|c| {
+        let mut r = vec![0u64; c.len()];
+        r[0] = c.len() as u64 | (*c.iter().max().unwrap() as u64) << 32;
+        r
+    }).collect()
+}
+
+/// `warp_ops` for one warp-aligned launch of `n` threads.
+pub fn warp_ops(n: usize) -> Vec<[u64; 8]> {
+    (0..n).map(|g| {
+        let lane = (g % 32) as u32;
+        let v = |l: u32| l * 10 + 1;
+        let bcast = v(3);
+        let up = if lane == 0 { v(0) } else { v(lane - 1) };
+        let seg = lane / 16 * 16;
+        let down = if lane + 2 < seg + 16 { v(lane + 2) } else { v(lane) };
+        let xor = v(lane ^ 1);
+        let f = (31 - lane) as f64 + 0.5;
+        let big = (((lane ^ 5) as i64) - 16) << 40;
+        let fsum = (0..32).sum::<u32>() as f32;
+        let ballot = (0..32).filter(|l| l % 3 == 0).fold(0u32, |m, l| m | 1 << l);
+        let even = if lane & 1 == 0 { (0..32).filter(|l| l & 3 == 0).fold(0u32, |m, l| m | 1 << l) as u64 } else { 0 };
+        [
+            bcast as u64 | (up as u64) << 32,
+            down as u64 | (xor as u64) << 32,
+            f.to_bits(),
+            big as u64,
+            fsum.to_bits() as u64 | ((0..32).sum::<u32>() as u64) << 32,
+            0b011,
+            ballot as u64 | (0xffff_ffffu64) << 32,
+            even,
+        ]
+    }).collect()
+}
+
+pub fn bit_ops(x: &[u32]) -> Vec<[u32; 8]> {
+    x.iter().map(|&v| {
+        let w = (v as u64) << 20;
+        let ffs32 = if v == 0 { 0 } else { v.trailing_zeros() + 1 };
+        let ffs64 = if w == 0 { 0 } else { w.trailing_zeros() + 1 };
+        [v.count_ones(), v.leading_zeros(), v.reverse_bits(), ffs32, w.count_ones(), w.leading_zeros(), (w.reverse_bits() >> 32) as u32, ffs64]
+    }).collect()
+}
+
+/// Inputs for the math kernels: positive, inside every function's domain.
+pub fn math_inputs() -> Vec<f64> {
+    (0..40).map(|i| 0.05 + i as f64 * 0.173).collect()
+}
+
+/// The table of `kernels::eval`, in f64 on the host.
+pub fn math_reference(k: usize, x: f64) -> f64 {
+    match k {
+        0 => x.sqrt(),
+        1 => 1.0 / x.sqrt(),
+        2 => x.exp(),
+        3 => x.exp2(),
+        4 => x.ln(),
+        5 => x.log2(),
+        6 => x.sin(),
+        7 => x.cos(),
+        8 => x.tan(),
+        9 => x.tanh(),
+        10 => x.powf(0.5),
+        11 => x.mul_add(2.0, 0.5),
+        12 => erf(x),
+        13 => (x * 2.0).floor(),
+        14 => (x * 2.0).ceil(),
+        15 => (x * 2.0).round(),
+        16 => x.min(1.0),
+        17 => x.max(1.0),
+        18 => (x - 3.0).abs(),
+        19 => x.atan2(2.0),
+        20 => x.cbrt(),
+        _ => x.ln_1p(),
+    }
+}
+
+/// Checks a math kernel's output against the f64 reference with relative tolerance `tol`.
+pub fn check_math(out: &[f64], x: &[f64], tol: f64, what: &str) {
+    assert_eq!(out.len(), x.len() * MATH_FUNCS);
+    for (i, &got) in out.iter().enumerate() {
+        let (k, j) = (i % MATH_FUNCS, i / MATH_FUNCS);
+        let want = math_reference(k, x[j]);
+        let err = (got - want).abs() / want.abs().max(1e-3);
+        assert!(err <= tol, "{what}: function {k} at x = {}: got {got}, want {want} (rel. error {err:e})", x[j]);
+    }
+}
+
+/// erf in f64 via its Taylor series / continued fraction (independent of oxide-rt's).
+pub fn erf(x: f64) -> f64 {
+    // Abramowitz & Stegun 7.1.26 is too coarse for f64; sum the series (|x| < 7 here).
+    let (x2, mut term, mut sum, mut n) = (x * x, x, x, 0.0);
+    while term.abs() > 1e-18 * sum.abs() {
+        n += 1.0;
+        term *= 2.0 * x2 / (2.0 * n + 1.0);
+        sum += term;
+    }
+    // erf(x) = 2/sqrt(pi) * exp(-x^2) * sum_n 2^n x^(2n+1) / (1*3*...*(2n+1))
+    sum * (-x2).exp() * std::f64::consts::FRAC_2_SQRT_PI
+}
+
+/// `math_fast`'s outputs in f64, for a loose comparison.
+pub fn math_fast(x: f32) -> [f64; 8] {
+    let x = x as f64;
+    [x.exp(), x.ln(), x.sin(), x.cos(), 1.0 / x.sqrt(), x.exp2(), x.log2(), x / 3.0]
+}
+
+pub fn collatz(x: &[u64]) -> Vec<u32> {
+    x.iter().map(|&n| {
+        let (mut n, mut s) = (n, 0);
+        while n > 1 && s < 1000 {
+            n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+            s += 1;
+        }
+        s
+    }).collect()
+}

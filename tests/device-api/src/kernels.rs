@@ -1,0 +1,441 @@
+//! Small kernels that each exercise one part of `oxide_rt::device`. Compiled for the host (CPU
+//! launchers) and for nvptx64 (PTX) by build.rs.
+use oxide_rt::device::atomic::{AtomicF32, AtomicF64, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use oxide_rt::device::*;
+
+pub const TILE: usize = 256;
+
+// ---------------------------------------------------------------------------------------------
+// Indices
+
+/// `out[i] = global x + 1000 * global y` for a 2D launch, written at the row-major index.
+#[kernel]
+pub fn indices_2d(width: u32, mut out: DisjointSlice<u32>) {
+    let (x, y) = thread::index_2d();
+    if let Some(i) = thread::index_2d_row_major(width as usize) {
+        if let Some(o) = out.get_mut(i) {
+            *o = x as u32 + 1000 * y as u32;
+        }
+    }
+}
+
+/// Per thread: lane id, warp id and linear rank in the block, packed `lane | warp << 8 | rank << 16`.
+#[kernel]
+pub fn lane_warp(mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    let v = thread::lane_id() | thread::warp_id() << 8 | thread::thread_rank() << 16;
+    if let Some(o) = out.get_mut(i) {
+        *o = v;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Barriers
+
+/// Barrier safety: the `if` feeds a `match` after the barrier, the shape MIR jump threading
+/// turns into two copies of the barrier (one per branch). Exactly one `bar.sync` must remain.
+/// Each thread returns its mirror's value (doubled when `mode` is odd).
+#[kernel]
+pub fn barrier_after_branch(mode: u32, x: &[u32], mut out: DisjointSlice<u32>) {
+    let tile = shared_array!(u32, TILE);
+    let t = thread::thread_idx().x as usize;
+    let i = thread::index();
+    let kind = if mode & 1 == 1 { 1u8 } else { 2u8 };
+    tile.set(t, x.get(i.get()).copied().unwrap_or(0));
+    sync_threads();
+    let mirror = tile.get(thread::block_dim().x as usize - 1 - t);
+    let v = match kind {
+        1 => mirror * 2,
+        _ => mirror,
+    };
+    if let Some(o) = out.get_mut(i) {
+        *o = v;
+    }
+}
+
+/// `sync_threads_count/and/or` over `pred = x[i] != 0`, packed `count | and << 16 | or << 17`.
+#[kernel]
+pub fn barrier_reductions(x: &[u32], mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    let pred = x.get(i.get()).is_some_and(|&v| v != 0);
+    let count = sync_threads_count(pred);
+    let all = sync_threads_and(pred);
+    let any = sync_threads_or(pred);
+    if let Some(o) = out.get_mut(i) {
+        *o = count | (all as u32) << 16 | (any as u32) << 17;
+    }
+}
+
+/// Fences of all three scopes and a warp barrier (their PTX is checked; the result is trivial).
+#[kernel]
+pub fn fences(mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    sync::fence_block();
+    sync::fence_device();
+    sync::fence_system();
+    sync_warp(FULL_MASK);
+    if let Some(o) = out.get_mut(i) {
+        *o = 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared memory
+
+/// Reverses each block's 256 elements through a static shared array.
+#[kernel]
+pub fn shared_reverse(x: &[f32], mut out: DisjointSlice<f32>) {
+    let tile = shared_array!(f32, TILE);
+    let t = thread::thread_idx().x as usize;
+    let i = thread::index();
+    tile.set(t, x.get(i.get()).copied().unwrap_or(0.0));
+    sync_threads();
+    let v = tile.get(TILE - 1 - t);
+    if let Some(o) = out.get_mut(i) {
+        *o = v;
+    }
+}
+
+/// Transposes a 16×16 block through a 2D shared tile (one block of 16×16 threads).
+#[kernel]
+pub fn shared_transpose(x: &[u32], mut out: DisjointSlice<u32>) {
+    let tile = shared_array!(u32, 16, 16);
+    let t = thread::thread_idx();
+    let (r, c) = (t.y as usize, t.x as usize);
+    tile.set(r, c, x.get(r * 16 + c).copied().unwrap_or(0));
+    sync_threads();
+    let v = tile.get(c, r);
+    if let Some(i) = thread::index_2d_row_major(16) {
+        if let Some(o) = out.get_mut(i) {
+            *o = v;
+        }
+    }
+}
+
+/// Block sums through dynamic shared memory; thread 0 of each block writes the sum and every
+/// other thread writes the number of `u32`s the dynamic window holds.
+#[kernel]
+pub fn dynamic_shared_sum(x: &[u32], mut out: DisjointSlice<u32>) {
+    let buf = dynamic_shared::<u32>();
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index();
+    if t < buf.len() {
+        buf.set(t, x.get(i.get()).copied().unwrap_or(0));
+    }
+    sync_threads();
+    let mut stride = n / 2;
+    while stride > 0 {
+        if t < stride && t + stride < buf.len() {
+            buf.set(t, buf.get(t) + buf.get(t + stride));
+        }
+        sync_threads();
+        stride /= 2;
+    }
+    let v = if t == 0 { buf.get(0) } else { buf.len() as u32 };
+    if let Some(o) = out.get_mut(i) {
+        *o = v;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Atomics
+
+/// Every integer atomic at every scope, on shared memory, reduced per block and written by
+/// thread 0 as 16 values per block (see `check::atomics_block`). Threads use `x[i]` as operand.
+#[kernel]
+pub fn atomics_shared(x: &[u32], mut out: DisjointSlice<u64>) {
+    let u = shared_array!(u32, 8);
+    let s = shared_array!(i32, 2);
+    let w = shared_array!(u64, 3);
+    let l = shared_array!(i64, 2);
+    let t = thread::thread_idx().x;
+    if t == 0 {
+        for (k, v) in [0, u32::MAX, 0, 0xffff_ffff, 0, 0, 0, 0].into_iter().enumerate() {
+            u.set(k, v);
+        }
+        s.set(0, i32::MAX);
+        s.set(1, i32::MIN);
+        w.set(0, 0);
+        w.set(1, u64::MAX);
+        w.set(2, 0);
+        l.set(0, 0);
+        l.set(1, 0);
+    }
+    sync_threads();
+    let v = x.get(thread::index().get()).copied().unwrap_or(0);
+    u.atomic(0).atomic_add(v, Scope::Block);
+    u.atomic(1).atomic_min(v, Scope::Device);
+    u.atomic(2).atomic_max(v, Scope::System);
+    u.atomic(3).atomic_and(!(1 << (t % 32)), Scope::Block);
+    u.atomic(4).atomic_or(1 << (t % 32), Scope::Device);
+    u.atomic(5).atomic_xor(v, Scope::System);
+    // A lock-free increment through compare-and-swap.
+    let mut old = u.atomic(6).atomic_cas(0, 0, Scope::Block);
+    loop {
+        let seen = u.atomic(6).atomic_cas(old, old + 1, Scope::Block);
+        if seen == old {
+            break;
+        }
+        old = seen;
+    }
+    // Exchange: the last writer's value stays; every thread sees a distinct previous value.
+    u.atomic(7).atomic_exch(t + 1, Scope::Device);
+    s.atomic(0).atomic_min(v as i32 - 500, Scope::Block);
+    s.atomic(1).atomic_max(v as i32 - 500, Scope::Device);
+    w.atomic(0).atomic_add(v as u64 * 1_000_000_000, Scope::Device);
+    w.atomic(1).atomic_sub(v as u64, Scope::System);
+    w.atomic(2).atomic_max(v as u64 * 1_000_000_000, Scope::Block);
+    l.atomic(0).atomic_sub(v as i64, Scope::Device);
+    l.atomic(1).atomic_min(-(v as i64) * 1_000_000_000, Scope::Block);
+    sync_threads();
+    let b = thread::block_idx().x as usize;
+    let vals: [u64; 16] = [
+        u.get(0) as u64,
+        u.get(1) as u64,
+        u.get(2) as u64,
+        u.get(3) as u64,
+        u.get(4) as u64,
+        u.get(5) as u64,
+        u.get(6) as u64,
+        (u.get(7) != 0) as u64,
+        s.get(0) as i64 as u64,
+        s.get(1) as i64 as u64,
+        w.get(0),
+        w.get(1),
+        w.get(2),
+        l.get(0) as u64,
+        l.get(1) as u64,
+        0,
+    ];
+    // Threads 0..16 of the block each write one of the block's 16 values.
+    let i = thread::index();
+    if (t as usize) < 16 {
+        let _ = b;
+        if let Some(o) = out.get_mut(i) {
+            *o = vals[t as usize];
+        }
+    } else if let Some(o) = out.get_mut(i) {
+        *o = 0;
+    }
+}
+
+/// Global float atomics: every thread adds `x[i]` into `sum32[0]`/`sum64[0]` at device scope
+/// and 1 into `sum32[1]` at system scope.
+#[kernel]
+pub fn atomics_float(x: &[f32], sum32: &[AtomicF32], sum64: &[AtomicF64]) {
+    let i = thread::index().get();
+    if let Some(&v) = x.get(i) {
+        sum32[0].atomic_add(v, Scope::Device);
+        sum32[1].atomic_add(1.0, Scope::System);
+        sum64[0].atomic_add(v as f64, Scope::Device);
+    }
+}
+
+/// core's atomics on shared memory: `fetch_add` (Relaxed) and `fetch_max` (SeqCst) per block;
+/// thread 0 writes `count | max << 32`.
+#[kernel]
+pub fn core_atomics(x: &[u32], mut out: DisjointSlice<u64>) {
+    let c = shared_array!(u32, 2);
+    let t = thread::thread_idx().x;
+    if t == 0 {
+        c.set(0, 0);
+        c.set(1, 0);
+    }
+    sync_threads();
+    let v = x.get(thread::index().get()).copied().unwrap_or(0);
+    let a: &AtomicU32 = c.atomic(0);
+    a.fetch_add(1, Ordering::Relaxed);
+    c.atomic(1).fetch_max(v, Ordering::SeqCst);
+    sync_threads();
+    let r = c.get(0) as u64 | (c.get(1) as u64) << 32;
+    if let Some(o) = out.get_mut(thread::index()) {
+        *o = if t == 0 { r } else { 0 };
+    }
+}
+
+// Keep the unused atomic types referenced (they are part of the documented import line).
+#[allow(dead_code)]
+fn _types(_: &AtomicI32, _: &AtomicI64, _: &AtomicU64) {}
+
+// ---------------------------------------------------------------------------------------------
+// Warps
+
+/// Per thread, 8 results (`out[8*i + k]` through 8 output slices would need 8 arguments; we
+/// pack into u64s instead): see `check::warp_ops` for the layout.
+#[kernel]
+pub fn warp_ops(mut out: DisjointSlice<[u64; 8]>) {
+    let lane = thread::lane_id();
+    let v = lane * 10 + 1;
+    let bcast = warp::shfl_sync(FULL_MASK, v, 3, 32);
+    let up = warp::shfl_up_sync(FULL_MASK, v, 1, 32);
+    let down = warp::shfl_down_sync(FULL_MASK, v, 2, 16);
+    let xor = warp::shfl_xor_sync(FULL_MASK, v, 1, 32);
+    let f = warp::shfl_sync(FULL_MASK, lane as f64 + 0.5, 31 - lane, 32);
+    let big = warp::shfl_xor_sync(FULL_MASK, (lane as i64 - 16) << 40, 5, 32);
+    let fsum = warp::reduce_add_f32(lane as f32);
+    let all = warp::all_sync(FULL_MASK, lane < 32);
+    let any = warp::any_sync(FULL_MASK, lane == 7);
+    let none = warp::any_sync(FULL_MASK, lane > 40);
+    let ballot = warp::ballot_sync(FULL_MASK, lane.is_multiple_of(3));
+    let active = warp::active_mask();
+    let flags = all as u64 | (any as u64) << 1 | (none as u64) << 2;
+    let r = [
+        bcast as u64 | (up as u64) << 32,
+        down as u64 | (xor as u64) << 32,
+        f.to_bits(),
+        big as u64,
+        fsum.to_bits() as u64 | (warp::reduce_add_u32(lane) as u64) << 32,
+        flags,
+        ballot as u64 | (active as u64) << 32,
+        // Divergent: only even lanes vote, with their own mask.
+        if lane & 1 == 0 { warp::ballot_sync(0x5555_5555, lane & 3 == 0) as u64 } else { 0 },
+    ];
+    if let Some(o) = out.get_mut(thread::index()) {
+        *o = r;
+    }
+}
+
+/// Bit intrinsics on `x[i]`: `[popc, clz, brev, ffs]` of the u32 and of `x[i] << 20` as u64.
+#[kernel]
+pub fn bit_ops(x: &[u32], mut out: DisjointSlice<[u32; 8]>) {
+    let i = thread::index();
+    let v = x.get(i.get()).copied().unwrap_or(0);
+    let w = (v as u64) << 20;
+    let r = [
+        warp::popc(v),
+        warp::clz(v),
+        warp::brev(v),
+        warp::ffs(v),
+        warp::popc(w),
+        warp::clz(w),
+        (warp::brev(w) >> 32) as u32,
+        warp::ffs(w),
+    ];
+    if let Some(o) = out.get_mut(i) {
+        *o = r;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Math
+
+/// The number of functions `math_f32`/`math_f64` evaluate per input.
+pub const MATH_FUNCS: usize = 22;
+
+/// Function `k` of the table in `check::math_reference`, for `f32` and `f64` alike.
+#[inline(always)]
+fn eval<F: math::Float + From<f32>>(k: usize, x: F) -> F {
+    let two = F::from(2.0);
+    let half = F::from(0.5);
+    match k {
+        0 => math::sqrt(x),
+        1 => math::rsqrt(x),
+        2 => math::exp(x),
+        3 => math::exp2(x),
+        4 => math::log(x),
+        5 => math::log2(x),
+        6 => math::sin(x),
+        7 => math::cos(x),
+        8 => math::tan(x),
+        9 => math::tanh(x),
+        10 => math::pow(x, half),
+        11 => math::fma(x, two, half),
+        12 => math::erf(x),
+        13 => math::floor(x * two),
+        14 => math::ceil(x * two),
+        15 => math::round(x * two),
+        16 => math::min(x, F::from(1.0)),
+        17 => math::max(x, F::from(1.0)),
+        18 => math::abs(x - F::from(3.0)),
+        19 => math::atan2(x, two),
+        20 => math::cbrt(x),
+        _ => math::log1p(x),
+    }
+}
+
+/// Thread `i` evaluates function `i % MATH_FUNCS` at `x[i / MATH_FUNCS]`.
+#[kernel]
+pub fn math_f32(x: &[f32], mut out: DisjointSlice<f32>) {
+    let i = thread::index();
+    let (k, j) = (i.get() % MATH_FUNCS, i.get() / MATH_FUNCS);
+    if let (Some(&v), Some(o)) = (x.get(j), out.get_mut(i)) {
+        *o = eval(k, v);
+    }
+}
+
+/// As `math_f32`, in double precision.
+#[kernel]
+pub fn math_f64(x: &[f64], mut out: DisjointSlice<f64>) {
+    let i = thread::index();
+    let (k, j) = (i.get() % MATH_FUNCS, i.get() / MATH_FUNCS);
+    if let (Some(&v), Some(o)) = (x.get(j), out.get_mut(i)) {
+        *o = eval(k, v);
+    }
+}
+
+/// The fast intrinsics: `[exp, log, sin, cos, rsqrt, exp2, log2, div by 3]` of `x[i]`.
+#[kernel]
+pub fn math_fast(x: &[f32], mut out: DisjointSlice<[f32; 8]>) {
+    use oxide_rt::device::math::fast;
+    let i = thread::index();
+    let v = x.get(i.get()).copied().unwrap_or(1.0);
+    let r = [fast::exp(v), fast::log(v), fast::sin(v), fast::cos(v), fast::rsqrt(v), fast::exp2(v), fast::log2(v), fast::div(v, 3.0)];
+    if let Some(o) = out.get_mut(i) {
+        *o = r;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printing, panics, launch bounds, dependencies
+
+/// Prints one line from thread 0 of each block.
+#[kernel]
+pub fn hello(tag: u32, mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    if thread::thread_idx().x == 0 {
+        dprintln!("hello from block {} (tag {tag}), pi ~ {:.3}", thread::block_idx().x, core::f32::consts::PI);
+    }
+    if let Some(o) = out.get_mut(i) {
+        *o = tag;
+    }
+}
+
+/// Reads `x[i + offset]`: panics with a bounds check past the end of `x`.
+#[kernel]
+pub fn out_of_bounds(offset: u32, x: &[f32], mut out: DisjointSlice<f32>) {
+    let i = thread::index();
+    let v = x[i.get() + offset as usize];
+    if let Some(o) = out.get_mut(i) {
+        *o = v;
+    }
+}
+
+/// `unwrap` on `None` when `x[i] == 0`, with a formatted `expect`-style message otherwise.
+#[kernel]
+pub fn unwrap_none(x: &[u32], mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    let v = x.get(i.get()).copied().unwrap_or(1);
+    let q = 100u32.checked_div(v);
+    if let Some(o) = out.get_mut(i) {
+        *o = q.unwrap();
+    }
+}
+
+/// Launch bounds reach the PTX as `.maxntid 256, 1, 1` and `.minnctapersm 2`.
+#[kernel(launch_bounds(256, 2))]
+pub fn bounded(mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    if let Some(o) = out.get_mut(i) {
+        *o = i.get() as u32;
+    }
+}
+
+/// Calls into the `shared-logic` crate (a no_std dependency compiled for the device too).
+#[kernel]
+pub fn collatz(x: &[u64], mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    if let (Some(&n), Some(o)) = (x.get(i.get()), out.get_mut(i)) {
+        *o = shared_logic::collatz_steps(n);
+    }
+}

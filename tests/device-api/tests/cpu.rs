@@ -1,0 +1,192 @@
+//! Every kernel on the CPU executor (`cpu_<name>`), against the expected values in `check`.
+
+use device_api::{check, kernels};
+use oxide_rt::device::atomic::{AtomicF32, AtomicF64, Ordering};
+use oxide_rt::{Error, LaunchConfig};
+
+#[test]
+fn indices_2d() {
+    let (w, h) = (37u32, 11u32);
+    let mut out = vec![u32::MAX; (w * h) as usize];
+    kernels::cpu_indices_2d((w.div_ceil(8), h.div_ceil(4)), (8u32, 4u32), w, &mut out).unwrap();
+    assert_eq!(out, check::indices_2d(w, h));
+}
+
+#[test]
+fn lane_warp() {
+    let mut out = vec![0u32; 3 * 96];
+    kernels::cpu_lane_warp(3u32, 96u32, &mut out).unwrap();
+    assert_eq!(out, check::lane_warp(3, 96));
+}
+
+#[test]
+fn barrier_after_branch() {
+    let x = check::inputs_u32(512, 1000);
+    for mode in [0, 1] {
+        let mut out = vec![0u32; 512];
+        kernels::cpu_barrier_after_branch(2u32, 256u32, mode, &x, &mut out).unwrap();
+        assert_eq!(out, check::barrier_after_branch(mode, &x, 256), "mode {mode}");
+    }
+}
+
+#[test]
+fn barrier_reductions() {
+    let mut x = check::inputs_u32(3 * 64, 3);
+    x[64..128].iter_mut().for_each(|v| *v = 1); // a block where all are true
+    x[128..].iter_mut().for_each(|v| *v = 0); // and one where none are
+    let mut out = vec![0u32; x.len()];
+    kernels::cpu_barrier_reductions(3u32, 64u32, &x, &mut out).unwrap();
+    assert_eq!(out, check::barrier_reductions(&x, 64));
+}
+
+#[test]
+fn fences() {
+    let mut out = vec![0u32; 64];
+    kernels::cpu_fences(2u32, 32u32, &mut out).unwrap();
+    assert!(out.iter().all(|&v| v == 1));
+}
+
+#[test]
+fn shared_reverse() {
+    let x: Vec<f32> = (0..768).map(|i| i as f32 * 0.5).collect();
+    let mut out = vec![0f32; 768];
+    kernels::cpu_shared_reverse(3u32, 256u32, &x, &mut out).unwrap();
+    assert_eq!(out, check::shared_reverse(&x));
+}
+
+#[test]
+fn shared_transpose() {
+    let x: Vec<u32> = (0..256).collect();
+    let mut out = vec![0u32; 256];
+    kernels::cpu_shared_transpose(1u32, (16u32, 16u32), &x, &mut out).unwrap();
+    assert_eq!(out, check::shared_transpose(&x));
+}
+
+#[test]
+fn dynamic_shared_sum() {
+    let x = check::inputs_u32(4 * 128, 1000);
+    let mut out = vec![0u32; x.len()];
+    let cfg = LaunchConfig::new(4u32, 128u32).shared_mem_bytes(128 * 4);
+    kernels::cpu_dynamic_shared_sum_with(cfg, &x, &mut out).unwrap();
+    assert_eq!(out, check::dynamic_shared_sum(&x, 128, 512));
+}
+
+#[test]
+fn atomics_shared() {
+    let x = check::inputs_u32(2 * 96, 5000);
+    let mut out = vec![0u64; x.len()];
+    kernels::cpu_atomics_shared(2u32, 96u32, &x, &mut out).unwrap();
+    assert_eq!(out, check::atomics_shared(&x, 96));
+}
+
+#[test]
+fn atomics_float() {
+    let x: Vec<f32> = (0..1000).map(|i| (i % 7) as f32 * 0.25).collect();
+    let s32 = [AtomicF32::new(0.0), AtomicF32::new(0.0)];
+    let s64 = [AtomicF64::new(0.0)];
+    kernels::cpu_atomics_float(4u32, 256u32, &x, &s32, &s64).unwrap();
+    let want: f64 = x.iter().map(|&v| v as f64).sum();
+    assert_eq!(s32[0].load(Ordering::Relaxed), want as f32, "quarters sum exactly in f32");
+    assert_eq!(s32[1].load(Ordering::Relaxed), 1000.0);
+    assert_eq!(s64[0].load(Ordering::Relaxed), want);
+}
+
+#[test]
+fn core_atomics() {
+    let x = check::inputs_u32(2 * 64, 100_000);
+    let mut out = vec![0u64; x.len()];
+    kernels::cpu_core_atomics(2u32, 64u32, &x, &mut out).unwrap();
+    assert_eq!(out, check::core_atomics(&x, 64));
+}
+
+#[test]
+fn warp_ops() {
+    let mut out = vec![[0u64; 8]; 128];
+    kernels::cpu_warp_ops(2u32, 64u32, &mut out).unwrap();
+    let want = check::warp_ops(128);
+    for (i, (g, w)) in out.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "thread {i}");
+    }
+}
+
+#[test]
+fn bit_ops() {
+    let mut x = check::inputs_u32(100, u32::MAX);
+    x[0] = 0;
+    x[1] = 1 << 31;
+    let mut out = vec![[0u32; 8]; 100];
+    kernels::cpu_bit_ops(1u32, 100u32, &x, &mut out).unwrap();
+    assert_eq!(out, check::bit_ops(&x));
+}
+
+#[test]
+fn math() {
+    let x = check::math_inputs();
+    let n = x.len() * kernels::MATH_FUNCS;
+    let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+    let mut o32 = vec![0f32; n];
+    kernels::cpu_math_f32_with(LaunchConfig::for_num_elems(n as u32, 128), &x32, &mut o32).unwrap();
+    let x32_64: Vec<f64> = x32.iter().map(|&v| v as f64).collect();
+    check::check_math(&o32.iter().map(|&v| v as f64).collect::<Vec<_>>(), &x32_64, 2e-6, "f32 on the CPU");
+    let mut o64 = vec![0f64; n];
+    kernels::cpu_math_f64_with(LaunchConfig::for_num_elems(n as u32, 128), &x, &mut o64).unwrap();
+    check::check_math(&o64, &x, 1e-13, "f64 on the CPU");
+}
+
+#[test]
+fn math_fast() {
+    let x: Vec<f32> = (1..=64).map(|i| i as f32 * 0.1).collect();
+    let mut out = vec![[0f32; 8]; 64];
+    kernels::cpu_math_fast(1u32, 64u32, &x, &mut out).unwrap();
+    for (i, r) in out.iter().enumerate() {
+        let want = check::math_fast(x[i]);
+        for k in 0..8 {
+            assert!((r[k] as f64 - want[k]).abs() <= 1e-5 * want[k].abs().max(1.0), "fn {k} at {}: {} vs {}", x[i], r[k], want[k]);
+        }
+    }
+}
+
+#[test]
+fn hello_prints_and_runs() {
+    let mut out = vec![0u32; 64];
+    kernels::cpu_hello(2u32, 32u32, 7, &mut out).unwrap();
+    assert!(out.iter().all(|&v| v == 7));
+}
+
+#[test]
+fn out_of_bounds_is_a_kernel_panic_with_location() {
+    let x = vec![1f32; 64];
+    let mut out = vec![0f32; 64];
+    let err = kernels::cpu_out_of_bounds(1u32, 64u32, 10, &x, &mut out).unwrap_err();
+    match &err {
+        Error::KernelPanic { kernel, location, message } => {
+            assert_eq!(*kernel, "out_of_bounds");
+            let loc = location.as_deref().unwrap_or("");
+            assert!(loc.contains("kernels.rs:"), "{err}");
+            assert!(message.contains("index out of bounds"), "{err}");
+        }
+        other => panic!("expected a kernel panic, got {other}"),
+    }
+}
+
+#[test]
+fn unwrap_none_is_a_kernel_panic() {
+    let mut x = vec![5u32; 32];
+    x[9] = 0;
+    let mut out = vec![0u32; 32];
+    let err = kernels::cpu_unwrap_none(1u32, 32u32, &x, &mut out).unwrap_err();
+    assert!(matches!(&err, Error::KernelPanic { kernel: "unwrap_none", .. }), "{err}");
+    assert!(err.to_string().contains("None"), "{err}");
+}
+
+#[test]
+fn bounded_and_collatz() {
+    let mut out = vec![0u32; 512];
+    kernels::cpu_bounded(2u32, 256u32, &mut out).unwrap();
+    assert_eq!(out, (0..512).collect::<Vec<u32>>());
+    let x: Vec<u64> = (0..300).collect();
+    let mut steps = vec![0u32; 300];
+    kernels::cpu_collatz(3u32, 100u32, &x, &mut steps).unwrap();
+    assert_eq!(steps, check::collatz(&x));
+    assert_eq!(steps[27], shared_logic::collatz_steps(27));
+}

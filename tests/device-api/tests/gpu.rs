@@ -1,0 +1,193 @@
+//! Every kernel on the GPU through the typed launchers, against the same expected values as the
+//! CPU tests. Skips (printing why) without a GPU, unless OXIDE_REQUIRE_GPU=1.
+
+use device_api::{check, kernels};
+use oxide_rt::device::atomic::{AtomicF32, AtomicF64};
+use oxide_rt::host::Gpu;
+use oxide_rt::LaunchConfig;
+use std::sync::OnceLock;
+
+fn gpu() -> Option<&'static Gpu> {
+    static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
+    GPU.get_or_init(|| match Gpu::new(0) {
+        Ok(g) => Some(g),
+        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}"),
+        Err(e) => {
+            eprintln!("skipped: no GPU ({e})");
+            None
+        }
+    })
+    .as_ref()
+}
+
+macro_rules! run {
+    ($g:expr, $launch:expr) => {{
+        $launch.unwrap();
+        oxide_rt::host::synchronize(&$g.stream).unwrap();
+    }};
+}
+
+#[test]
+fn indices_2d() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let (w, h) = (37u32, 11u32);
+    let mut out = s.alloc_zeros::<u32>((w * h) as usize).unwrap();
+    run!(g, kernels::launch_indices_2d(s, (w.div_ceil(8), h.div_ceil(4)), (8u32, 4u32), w, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::indices_2d(w, h));
+}
+
+#[test]
+fn lane_warp() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let mut out = s.alloc_zeros::<u32>(3 * 96).unwrap();
+    run!(g, kernels::launch_lane_warp(s, 3u32, 96u32, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::lane_warp(3, 96));
+}
+
+#[test]
+fn barriers() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let x = check::inputs_u32(512, 1000);
+    let dx = s.clone_htod(&x).unwrap();
+    for mode in [0, 1] {
+        let mut out = s.alloc_zeros::<u32>(512).unwrap();
+        run!(g, kernels::launch_barrier_after_branch(s, 2u32, 256u32, mode, &dx, &mut out));
+        assert_eq!(s.clone_dtoh(&out).unwrap(), check::barrier_after_branch(mode, &x, 256), "mode {mode}");
+    }
+    let mut x = check::inputs_u32(3 * 64, 3);
+    x[64..128].iter_mut().for_each(|v| *v = 1);
+    x[128..].iter_mut().for_each(|v| *v = 0);
+    let dx = s.clone_htod(&x).unwrap();
+    let mut out = s.alloc_zeros::<u32>(x.len()).unwrap();
+    run!(g, kernels::launch_barrier_reductions(s, 3u32, 64u32, &dx, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::barrier_reductions(&x, 64));
+    let mut out = s.alloc_zeros::<u32>(64).unwrap();
+    run!(g, kernels::launch_fences(s, 2u32, 32u32, &mut out));
+    assert!(s.clone_dtoh(&out).unwrap().iter().all(|&v| v == 1));
+}
+
+#[test]
+fn shared_memory() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let x: Vec<f32> = (0..768).map(|i| i as f32 * 0.5).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let mut out = s.alloc_zeros::<f32>(768).unwrap();
+    run!(g, kernels::launch_shared_reverse(s, 3u32, 256u32, &dx, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::shared_reverse(&x));
+
+    let x: Vec<u32> = (0..256).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let mut out = s.alloc_zeros::<u32>(256).unwrap();
+    run!(g, kernels::launch_shared_transpose(s, 1u32, (16u32, 16u32), &dx, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::shared_transpose(&x));
+
+    let x = check::inputs_u32(4 * 128, 1000);
+    let dx = s.clone_htod(&x).unwrap();
+    let mut out = s.alloc_zeros::<u32>(x.len()).unwrap();
+    let cfg = LaunchConfig::new(4u32, 128u32).shared_mem_bytes(128 * 4);
+    run!(g, kernels::launch_dynamic_shared_sum_with(s, cfg, &dx, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::dynamic_shared_sum(&x, 128, 512));
+}
+
+#[test]
+fn atomics() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let x = check::inputs_u32(2 * 96, 5000);
+    let dx = s.clone_htod(&x).unwrap();
+    let mut out = s.alloc_zeros::<u64>(x.len()).unwrap();
+    run!(g, kernels::launch_atomics_shared(s, 2u32, 96u32, &dx, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::atomics_shared(&x, 96));
+
+    let x = check::inputs_u32(2 * 64, 100_000);
+    let dx = s.clone_htod(&x).unwrap();
+    let mut out = s.alloc_zeros::<u64>(x.len()).unwrap();
+    run!(g, kernels::launch_core_atomics(s, 2u32, 64u32, &dx, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::core_atomics(&x, 64));
+
+    let x: Vec<f32> = (0..1000).map(|i| (i % 7) as f32 * 0.25).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let s32 = s.alloc_zeros::<AtomicF32>(2).unwrap();
+    let s64 = s.alloc_zeros::<AtomicF64>(1).unwrap();
+    run!(g, kernels::launch_atomics_float(s, 4u32, 256u32, &dx, &s32, &s64));
+    let want: f64 = x.iter().map(|&v| v as f64).sum();
+    let r32: Vec<f32> = s.clone_dtoh(&s32).unwrap().into_iter().map(AtomicF32::into_inner).collect();
+    let r64: Vec<f64> = s.clone_dtoh(&s64).unwrap().into_iter().map(AtomicF64::into_inner).collect();
+    assert_eq!(r32, [want as f32, 1000.0]);
+    assert_eq!(r64, [want]);
+}
+
+#[test]
+fn warps_and_bits() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let mut out = s.alloc_zeros::<[u64; 8]>(128).unwrap();
+    run!(g, kernels::launch_warp_ops(s, 2u32, 64u32, &mut out));
+    let got = s.clone_dtoh(&out).unwrap();
+    for (i, (g, w)) in got.iter().zip(&check::warp_ops(128)).enumerate() {
+        assert_eq!(g, w, "thread {i}");
+    }
+    let mut x = check::inputs_u32(100, u32::MAX);
+    x[0] = 0;
+    x[1] = 1 << 31;
+    let dx = s.clone_htod(&x).unwrap();
+    let mut out = s.alloc_zeros::<[u32; 8]>(100).unwrap();
+    run!(g, kernels::launch_bit_ops(s, 1u32, 100u32, &dx, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::bit_ops(&x));
+}
+
+#[test]
+fn math() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let x = check::math_inputs();
+    let n = x.len() * kernels::MATH_FUNCS;
+    let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+    let dx32 = s.clone_htod(&x32).unwrap();
+    let mut o32 = s.alloc_zeros::<f32>(n).unwrap();
+    run!(g, kernels::launch_math_f32_with(s, LaunchConfig::for_num_elems(n as u32, 128), &dx32, &mut o32));
+    let got: Vec<f64> = s.clone_dtoh(&o32).unwrap().into_iter().map(|v| v as f64).collect();
+    check::check_math(&got, &x32.iter().map(|&v| v as f64).collect::<Vec<_>>(), 2e-6, "f32 on the GPU");
+    let dx = s.clone_htod(&x).unwrap();
+    let mut o64 = s.alloc_zeros::<f64>(n).unwrap();
+    run!(g, kernels::launch_math_f64_with(s, LaunchConfig::for_num_elems(n as u32, 128), &dx, &mut o64));
+    check::check_math(&s.clone_dtoh(&o64).unwrap(), &x, 1e-13, "f64 on the GPU");
+
+    let x: Vec<f32> = (1..=64).map(|i| i as f32 * 0.1).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let mut out = s.alloc_zeros::<[f32; 8]>(64).unwrap();
+    run!(g, kernels::launch_math_fast(s, 1u32, 64u32, &dx, &mut out));
+    for (i, r) in s.clone_dtoh(&out).unwrap().iter().enumerate() {
+        let want = check::math_fast(x[i]);
+        for k in 0..8 {
+            // The approximate instructions: ~2 ulp near 1, a little more for exp of large x.
+            assert!((r[k] as f64 - want[k]).abs() <= 1e-5 * want[k].abs().max(1.0), "fast fn {k} at {}: {} vs {}", x[i], r[k], want[k]);
+        }
+    }
+}
+
+#[test]
+fn printing_launch_bounds_and_dependencies() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let mut out = s.alloc_zeros::<u32>(64).unwrap();
+    run!(g, kernels::launch_hello(s, 2u32, 32u32, 7, &mut out));
+    assert!(s.clone_dtoh(&out).unwrap().iter().all(|&v| v == 7));
+
+    let mut out = s.alloc_zeros::<u32>(512).unwrap();
+    run!(g, kernels::launch_bounded(s, 2u32, 256u32, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), (0..512).collect::<Vec<u32>>());
+    // 512 threads exceed the kernel's launch bounds of 256: refused before launching.
+    let err = kernels::launch_bounded(s, 1u32, 512u32, &mut out).unwrap_err();
+    assert!(err.to_string().contains("512"), "{err}");
+
+    let x: Vec<u64> = (0..300).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let mut steps = s.alloc_zeros::<u32>(300).unwrap();
+    run!(g, kernels::launch_collatz(s, 3u32, 100u32, &dx, &mut steps));
+    assert_eq!(s.clone_dtoh(&steps).unwrap(), check::collatz(&x));
+}

@@ -1,0 +1,35 @@
+//! A bounds-check panic in a GPU kernel comes back as `Error::KernelPanic` naming the kernel,
+//! the source location and the message. Its own test binary: the trap leaves the process's CUDA
+//! context unusable.
+
+use device_api::kernels;
+use oxide_rt::host::Gpu;
+use oxide_rt::Error;
+
+#[test]
+fn out_of_bounds_on_the_gpu_reports_kernel_file_line_and_message() {
+    let g = match Gpu::new(0) {
+        Ok(g) => g,
+        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}"),
+        Err(e) => return eprintln!("skipped: no GPU ({e})"),
+    };
+    let s = &g.stream;
+    let x = s.clone_htod(&vec![1f32; 64]).unwrap();
+    let mut out = s.alloc_zeros::<f32>(64).unwrap();
+    // Launching succeeds (it is asynchronous); the panic surfaces when synchronizing.
+    kernels::launch_out_of_bounds(s, 1u32, 64u32, 10, &x, &mut out).unwrap();
+    let err = g.synchronize().unwrap_err();
+    eprintln!("reported: {err}");
+    match &err {
+        Error::KernelPanic { kernel, location, message } => {
+            assert_eq!(*kernel, "out_of_bounds");
+            let loc = location.as_deref().unwrap_or_default();
+            assert!(loc.contains("tests/device-api/src/kernels.rs:") || loc.contains("kernels.rs:"), "{err}");
+            assert!(message.contains("index out of bounds: the len is 64 but the index is"), "{err}");
+        }
+        other => panic!("expected Error::KernelPanic, got {other:?}"),
+    }
+    // The next launch in the dead context reports the same panic instead of launching.
+    let again = kernels::launch_out_of_bounds(s, 1u32, 64u32, 0, &x, &mut out).unwrap_err();
+    assert!(matches!(again, Error::KernelPanic { kernel: "out_of_bounds", .. }), "{again}");
+}
