@@ -78,7 +78,12 @@ pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, target_dir: &P
         ));
     }
     let asm = opts.emit_asm.then(|| deps.join(format!("{}.s", krate.lib_name)));
-    let sources = read_dep_info(&deps.join(format!("{}.d", krate.lib_name)), &krate.dir)?;
+    // Cargo's own dep-info lists the sources of every local crate the device build compiled
+    // (the kernels module, oxide-rt, oxide-macros, no_std dependencies), so editing any of them
+    // reruns the build script; rustc's per-crate file only has the kernels crate.
+    let cargo_dep_info = target_dir.join(TARGET).join("release").join(format!("{}.d", krate.lib_name));
+    let dep_info = if cargo_dep_info.is_file() { cargo_dep_info } else { deps.join(format!("{}.d", krate.lib_name)) };
+    let sources = read_dep_info(&dep_info, &krate.dir)?;
     Ok(DeviceBuild { ir, asm, sources, command })
 }
 

@@ -486,7 +486,10 @@ impl Build {
         let t = Instant::now();
         // Files the device build read, minus the toolchain's own sources and our generated root.
         let sources: Vec<PathBuf> = built.sources.iter().filter(|p| !p.starts_with(&krate.dir) && !p.components().any(|c| c.as_os_str() == "rustlib")).cloned().collect();
-        let entries = manifest::source_entries(&sources, &manifest_dir).map_err(|e| Error::io("hashing kernel sources", e))?;
+        // The crate's own kernel sources define the prebuilt hash; oxide-rt/oxide-macros are
+        // versioned dependencies, tracked for rebuilds (below) but not part of the kernels' identity.
+        let own: Vec<PathBuf> = sources.iter().filter(|p| p.starts_with(&manifest_dir)).cloned().collect();
+        let entries = manifest::source_entries(&own, &manifest_dir).map_err(|e| Error::io("hashing kernel sources", e))?;
         let hash = manifest::tree_hash(&entries);
         let meta: Vec<(String, Vec<u64>)> = processed.meta.iter().map(|m| (m.name.clone(), m.values.clone())).collect();
         let manifest_path = dir.join(format!("{module}.manifest.json"));

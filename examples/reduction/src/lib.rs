@@ -27,7 +27,8 @@ pub struct Problem {
 #[derive(Clone, Copy, Debug)]
 pub struct Output {
     pub sum: f64,
-    /// Set by [`reference`] from the input; 0 in kernel results (unused there).
+    /// How far this result may be from the exact sum ([`error_bound`]); doubled for kernel
+    /// results, so two kernel runs (GPU vs CPU executor, any atomic order) compare too.
     pub tolerance: f64,
 }
 
@@ -63,13 +64,18 @@ pub fn config_for(n: usize, block: u32) -> LaunchConfig {
 /// thread count below by one warp per block so the same tolerance holds for every block size.
 /// The f64 reference itself is exact to well below that.
 pub fn reference(p: &Problem) -> Output {
-    let n = p.x.len();
     let sum: f64 = p.x.iter().map(|&v| v as f64).sum();
+    Output { sum, tolerance: error_bound(p) }
+}
+
+/// The worst-case distance of the kernel's f32 sum from the exact sum (see [`reference`]).
+pub fn error_bound(p: &Problem) -> f64 {
+    let n = p.x.len();
     let abs: f64 = p.x.iter().map(|&v| (v as f64).abs()).sum();
     let blocks = config_for(n, 32).grid.x as usize;
     let threads = blocks * 32;
     let depth = n.div_ceil(4 * threads) + 1 + 2 + 5 + 5 + blocks;
-    Output { sum, tolerance: depth as f64 * f32::EPSILON as f64 / 2.0 * abs }
+    depth as f64 * f32::EPSILON as f64 / 2.0 * abs
 }
 
 /// Runs the kernel on the CPU executor with `block` threads per block (a multiple of 32).
@@ -77,7 +83,7 @@ pub fn run_cpu_with_block(p: &Problem, block: u32) -> Result<Output, oxide_rt::E
     let out = [AtomicF32::new(0.0)];
     kernels::cpu_reduce_sum_with(config_for(p.x.len(), block), &p.x, &out)?;
     let [sum] = out;
-    Ok(Output { sum: sum.into_inner() as f64, tolerance: 0.0 })
+    Ok(Output { sum: sum.into_inner() as f64, tolerance: 2.0 * error_bound(p) })
 }
 
 pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
@@ -94,7 +100,7 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
     kernels::launch_reduce_sum_with(stream, config_for(p.x.len(), BLOCK), &x, &out)?;
     let sum = stream.clone_dtoh(&out).map_err(err("copying the sum back"))?;
     let sum = sum.into_iter().next().map_or(f32::NAN, AtomicF32::into_inner);
-    Ok(Output { sum: sum as f64, tolerance: 0.0 })
+    Ok(Output { sum: sum as f64, tolerance: 2.0 * error_bound(p) })
 }
 
 /// Passes when `got.sum` is within `want.tolerance` of `want.sum` (see [`reference`]).

@@ -202,6 +202,12 @@ mod imp {
         }};
     }
 
+    // Block and device scope go through core's atomics: LLVM then sees the address space
+    // (shared memory becomes `atom.shared`, not a generic `atom`) and emits exactly what
+    // nvcc emits for `atomicAdd` (gpu scope, which also covers block scope). System scope
+    // needs the `.sys` qualifier LLVM cannot express, so it stays inline asm.
+    const R: Ordering = Ordering::Relaxed;
+
     macro_rules! atomic_int {
         ($a:ty, $t:ty, $class:ident, $add:literal, $minmax:literal, $bits:literal) => {
             impl sealed::Sealed for $a {}
@@ -209,39 +215,68 @@ mod imp {
                 type Value = $t;
                 #[inline(always)]
                 fn atomic_add(&self, v: $t, scope: Scope) -> $t {
-                    atom!("add", $add, $class, $t, self.as_ptr(), v, scope)
+                    match scope {
+                        Scope::System => atom!("add", $add, $class, $t, self.as_ptr(), v, scope),
+                        _ => self.fetch_add(v, R),
+                    }
                 }
                 #[inline(always)]
                 fn atomic_sub(&self, v: $t, scope: Scope) -> $t {
-                    atom!("add", $add, $class, $t, self.as_ptr(), v.wrapping_neg(), scope)
+                    match scope {
+                        Scope::System => atom!("add", $add, $class, $t, self.as_ptr(), v.wrapping_neg(), scope),
+                        _ => self.fetch_sub(v, R),
+                    }
                 }
                 #[inline(always)]
                 fn atomic_min(&self, v: $t, scope: Scope) -> $t {
-                    atom!("min", $minmax, $class, $t, self.as_ptr(), v, scope)
+                    match scope {
+                        Scope::System => atom!("min", $minmax, $class, $t, self.as_ptr(), v, scope),
+                        _ => self.fetch_min(v, R),
+                    }
                 }
                 #[inline(always)]
                 fn atomic_max(&self, v: $t, scope: Scope) -> $t {
-                    atom!("max", $minmax, $class, $t, self.as_ptr(), v, scope)
+                    match scope {
+                        Scope::System => atom!("max", $minmax, $class, $t, self.as_ptr(), v, scope),
+                        _ => self.fetch_max(v, R),
+                    }
                 }
                 #[inline(always)]
                 fn atomic_exch(&self, v: $t, scope: Scope) -> $t {
-                    atom!("exch", $bits, $class, $t, self.as_ptr(), v, scope)
+                    match scope {
+                        Scope::System => atom!("exch", $bits, $class, $t, self.as_ptr(), v, scope),
+                        _ => self.swap(v, R),
+                    }
                 }
                 #[inline(always)]
                 fn atomic_cas(&self, compare: $t, new: $t, scope: Scope) -> $t {
-                    cas!($bits, $class, $t, self.as_ptr(), compare, new, scope)
+                    match scope {
+                        Scope::System => cas!($bits, $class, $t, self.as_ptr(), compare, new, scope),
+                        _ => match self.compare_exchange(compare, new, R, R) {
+                            Ok(old) | Err(old) => old,
+                        },
+                    }
                 }
                 #[inline(always)]
                 fn atomic_and(&self, v: $t, scope: Scope) -> $t {
-                    atom!("and", $bits, $class, $t, self.as_ptr(), v, scope)
+                    match scope {
+                        Scope::System => atom!("and", $bits, $class, $t, self.as_ptr(), v, scope),
+                        _ => self.fetch_and(v, R),
+                    }
                 }
                 #[inline(always)]
                 fn atomic_or(&self, v: $t, scope: Scope) -> $t {
-                    atom!("or", $bits, $class, $t, self.as_ptr(), v, scope)
+                    match scope {
+                        Scope::System => atom!("or", $bits, $class, $t, self.as_ptr(), v, scope),
+                        _ => self.fetch_or(v, R),
+                    }
                 }
                 #[inline(always)]
                 fn atomic_xor(&self, v: $t, scope: Scope) -> $t {
-                    atom!("xor", $bits, $class, $t, self.as_ptr(), v, scope)
+                    match scope {
+                        Scope::System => atom!("xor", $bits, $class, $t, self.as_ptr(), v, scope),
+                        _ => self.fetch_xor(v, R),
+                    }
                 }
             }
         };

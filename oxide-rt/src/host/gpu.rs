@@ -116,8 +116,27 @@ fn module_for(ctx: &Arc<CudaContext>, embedded: &'static crate::EmbeddedModule) 
     // The cubin for this device's arch when embedded, else the PTX (host/image.rs).
     let module = super::image::load(ctx, embedded, |source| Error::PtxLoad { log: jit_log(ctx, ptx), source })?;
     super::panic::install(ctx, &module)?;
+    reserve_stack(ctx, ptx)?;
     modules.push(LoadedModule { ptx: key.0, ctx: key.1, module: module.clone(), limits });
     Ok((module, limits))
+}
+
+/// Per-thread stack the driver reserves when a module makes indirect calls (core::fmt in
+/// `dprintln!` and debug-build panic messages): ptxas cannot bound such a stack, and the
+/// driver's default of 1 KiB overflows into an illegal-address fault.
+const INDIRECT_CALL_STACK: usize = 8 * 1024;
+
+/// Raises the context's stack limit (never lowers it) for modules with indirect calls.
+fn reserve_stack(ctx: &CudaContext, ptx: &str) -> Result<(), Error> {
+    if !ptx.contains(".callprototype") {
+        return Ok(());
+    }
+    let current = ctx.get_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE).map_err(driver_err("reading the stack size limit"))?;
+    if current < INDIRECT_CALL_STACK {
+        ctx.set_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE, INDIRECT_CALL_STACK)
+            .map_err(driver_err(format!("raising the per-thread stack to {INDIRECT_CALL_STACK} bytes for a module with indirect calls")))?;
+    }
+    Ok(())
 }
 
 /// Loads the PTX again through `cuModuleLoadDataEx` with log buffers, only to report why the

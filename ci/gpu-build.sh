@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds everything the GPU machine runs (it has no Rust toolchain) into .device-bin/:
+# example and tool binaries (release) and the GPU test binaries. Then run ci/gpu-check.sh there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+eval "$(bash ci/setup.sh --env)"
+BIN=.device-bin
+rm -rf "$BIN" && mkdir -p "$BIN"
+EXAMPLES="saxpy reduction sgemm histogram transpose softmax stencil scan"
+pkgs=""; for e in $EXAMPLES prebuilt kargs oxide-bench-gpu cargo-oxide; do pkgs="$pkgs -p $e"; done
+cargo build --release --locked $pkgs
+for e in $EXAMPLES prebuilt kargs oxide-bench-gpu cargo-oxide; do cp "target/release/$e" "$BIN/"; done
+# Test binaries: the last line cargo prints for each test target names its executable.
+tests() { cargo test --locked "$@" --no-run --message-format=json 2>/dev/null \
+  | grep -o '"executable":"[^"]*"' | cut -d'"' -f4; }
+for t in $(tests -p oxide-e2e --test run) $(tests -p device-api --test gpu --test gpu_panic) \
+         $(tests --release -p differential --test differential) $(tests -p prebuilt --test image); do
+  name="$(basename "$t" | sed 's/-[0-9a-f]*$//')"
+  cp "$t" "$BIN/test-$name"
+done
+# Stripped: the transfer to the GPU machine is limited (64 MiB).
+strip "$BIN"/*
+ls -la "$BIN"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine over the binaries of ci/gpu-build.sh: every GPU test (required to find
+# a GPU), every example on the GPU, compute-sanitizer memcheck/racecheck on each example, the
+# image-selection checks, and the benchmark. Usage: ci/gpu-check.sh <out dir> [--no-bench]
+set -uo pipefail
+OUT="$1"; BIN=.device-bin
+mkdir -p "$OUT"
+export OXIDE_REQUIRE_GPU=1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+status=0
+step() { echo; echo "=== $*"; "$@" || { echo "=== FAILED: $*"; status=1; }; }
+for t in "$BIN"/test-*; do step "$t" --test-threads=1; done
+step "$BIN/saxpy"
+for e in reduction histogram transpose softmax stencil scan; do step env OXIDE_BACKEND=cuda "$BIN/$e"; done
+step env OXIDE_BACKEND=cuda "$BIN/sgemm" 1531   # the full f64 check of 4096^3 takes minutes
+step env OXIDE_LOG=1 "$BIN/prebuilt"
+step env OXIDE_LOG=1 OXIDE_FORCE_PTX=1 "$BIN/prebuilt"
+step env OXIDE_BACKEND=cuda "$BIN/kargs"
+step "$BIN/cargo-oxide" doctor
+SAN="${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
+# Small sizes: the sanitizer slows kernels by orders of magnitude.
+declare -A SMALL=([saxpy]=100003 [reduction]=100003 [sgemm]=200 [histogram]=100003 [transpose]=1000 [softmax]=300 [stencil]=300 [scan]=100003)
+for e in saxpy reduction sgemm histogram transpose softmax stencil scan; do
+  for tool in memcheck racecheck; do
+    echo; echo "=== compute-sanitizer --tool $tool $e ${SMALL[$e]}"
+    OXIDE_BACKEND=cuda "$SAN" --tool "$tool" --error-exitcode 9 "$BIN/$e" ${SMALL[$e]} > "$OUT/san-$tool-$e.log" 2>&1
+    rc=$?; tail -n 3 "$OUT/san-$tool-$e.log"; [ $rc = 0 ] || { echo "=== FAILED: sanitizer $tool $e (rc $rc)"; status=1; }
+  done
+done
+if [ "${2:-}" != "--no-bench" ]; then step bash bench/gpu/run.sh "$BIN/oxide-bench-gpu" "$OUT"; fi
+echo; echo "gpu-check status: $status"
+exit $status

@@ -1,0 +1,42 @@
+use oxide_rt::device::*;
+use oxide_rt::KernelArg;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+#[derive(Clone, Copy, KernelArg)]
+#[repr(C)]
+pub struct Affine {
+    pub scale: f32,
+    pub bias: f64,
+    pub shift: u8,
+    pub tail: [u16; 3],
+}
+
+#[derive(Clone, Copy, KernelArg)]
+#[repr(C)]
+pub struct Pair(pub f32, pub u32);
+
+/// y[i] = p.scale * x[i].0 + p.bias + x[i].1 + p.shift + p.tail[2]
+#[kernel(launch_bounds(128), name = "affine_v1")]
+pub fn affine(p: Affine, x: &[Pair], mut y: DisjointSlice<f64>) {
+    let i = thread::index_1d();
+    if let Some(yi) = y.get_mut(i) {
+        let xi = x[i.get()];
+        *yi = (p.scale * xi.0) as f64 + p.bias + xi.1 as f64 + p.shift as f64 + p.tail[2] as f64;
+    }
+}
+
+#[kernel(instantiate(f32, f64, u32))]
+pub fn scale<T: Copy + core::ops::Mul<Output = T> + KernelArg>(a: T, x: &[T], mut y: DisjointSlice<T>) {
+    let i = thread::index_1d();
+    if let Some(yi) = y.get_mut(i) {
+        *yi = a * x[i.get()];
+    }
+}
+
+#[kernel]
+pub fn count_odd(x: &[u32], bins: &[AtomicU32]) {
+    let i = thread::index_1d().get();
+    if i < x.len() && x[i] % 2 == 1 {
+        bins[0].fetch_add(1, Ordering::Relaxed);
+    }
+}
