@@ -15,6 +15,9 @@ pub struct Kernel<'a> {
     pub export_span: Span,
     pub args: Vec<Arg>,
     pub launch_bounds: Option<LaunchBounds>,
+    /// `#[kernel(dims = N)]`: launches use only the first N dimensions (enforced by the
+    /// launchers), which the device entry tells the optimiser so index math drops the rest.
+    pub dims: u8,
     /// `#[kernel(instantiate(f32, f64))]`: one entry per concrete type (list) for a generic kernel.
     pub instantiate: Vec<Instance>,
     pub instantiate_span: Option<Span>,
@@ -102,6 +105,7 @@ impl<'a> Kernel<'a> {
             export_span,
             args,
             launch_bounds: attr.launch_bounds,
+            dims: attr.dims.unwrap_or(3),
             instantiate: attr.instantiate,
             instantiate_span: attr.instantiate_span,
             is_unsafe: item.sig.unsafety.is_some(),
@@ -216,12 +220,13 @@ pub fn classify(ty: &Type) -> ArgKind {
 #[derive(Default)]
 struct Attr {
     launch_bounds: Option<LaunchBounds>,
+    dims: Option<u8>,
     name: Option<syn::LitStr>,
     instantiate: Vec<Instance>,
     instantiate_span: Option<Span>,
 }
 
-const ATTR_HINT: &str = "hint: `#[kernel]` takes `launch_bounds(max_threads[, min_blocks])`, `name = \"symbol\"` and `instantiate(type, ..)`";
+const ATTR_HINT: &str = "hint: `#[kernel]` takes `launch_bounds(max_threads[, min_blocks])`, `dims = 1|2|3`, `name = \"symbol\"` and `instantiate(type, ..)`";
 
 impl Attr {
     /// `launch_bounds(256[, 2])`, `name = "sym"`, `instantiate(f32, (f64, u32))`, comma separated.
@@ -233,6 +238,13 @@ impl Attr {
             } else if key == "name" {
                 input.parse::<syn::Token![=]>()?;
                 self.name = Some(input.parse()?);
+            } else if key == "dims" {
+                input.parse::<syn::Token![=]>()?;
+                let lit: syn::LitInt = input.parse()?;
+                match lit.base10_parse::<u8>() {
+                    Ok(d @ 1..=3) => self.dims = Some(d),
+                    _ => return Err(Error::new(lit.span(), "`dims` is the number of launch dimensions the kernel uses, 1, 2 or 3; hint: `#[kernel(dims = 1)]`")),
+                }
             } else if key == "instantiate" {
                 let content;
                 let paren = syn::parenthesized!(content in input);

@@ -80,6 +80,16 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     } else {
         quote! { self::#name #turbofish(#(#call),*) }
     };
+    // `dims = N`: the launchers refuse geometries using more dimensions, so the entry may tell
+    // the optimiser the unused ones are 1 (extents) and 0 (indices).
+    let dims = k.dims;
+    let call_body = if dims < 3 {
+        // SAFETY: the host launchers (GPU and CPU) reject any launch whose grid or block uses a
+        // dimension beyond `dims`, so these facts hold in every launch of this entry.
+        quote! { unsafe { ::oxide_rt::__private::assume_dims::<#dims>() }; #call_body }
+    } else {
+        call_body
+    };
     let bounds = k.launch_bounds.as_ref().map(|b| {
         let (max, min) = (b.max_threads, b.min_blocks);
         let meta = format_ident!("__oxide_launch_bounds_{}", export);
@@ -105,6 +115,7 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
 
 fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     let name = k.name;
+    let dims = k.dims;
     let turbofish = &c.turbofish;
     let export = &c.export;
     let base = &c.launcher;
@@ -211,6 +222,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         ) -> ::core::result::Result<(), ::oxide_rt::Error> {
             static __OXIDE_KERNEL: #p::Kernel = #p::Kernel::new(#p::module!(), #export);
             let __oxide_stream: &#p::CudaStream = stream;
+            #p::check_dims(#export, #dims, &config)?;
             let (__oxide_func, __oxide_cfg) = __OXIDE_KERNEL.prepare(__oxide_stream, &config)?;
             #(#gpu_prep)*
             let mut __oxide_args = __oxide_stream.launch_builder(&__oxide_func);
@@ -243,6 +255,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             #(#cpu_params),*
         ) -> ::core::result::Result<(), ::oxide_rt::Error> {
             static __OXIDE_KERNEL: #p::CpuKernel = #cpu_kernel;
+            #p::check_dims(#export, #dims, &config)?;
             #(#cpu_prep)*
             #p::cpu_launch(&__OXIDE_KERNEL, config, || { #call_kernel; })
         }

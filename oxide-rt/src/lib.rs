@@ -59,7 +59,25 @@ pub mod __private {
     pub use crate::device::DisjointSlice;
 
     #[cfg(target_arch = "nvptx64")]
-    pub use crate::device::nvptx::handle_panic;
+    pub use crate::device::nvptx::{assume_dims, handle_panic};
+
+    /// Rejects a launch that uses more dimensions than the kernel's `#[kernel(dims = N)]`.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub fn check_dims(kernel: &'static str, dims: u8, cfg: &crate::LaunchConfig) -> Result<(), crate::Error> {
+        let (g, b) = (cfg.grid, cfg.block);
+        let used = |d: crate::Dim3| if d.z != 1 { 3 } else if d.y != 1 { 2 } else { 1 };
+        let n = used(g).max(used(b));
+        if n > dims {
+            return Err(crate::Error::InvalidLaunch {
+                kernel,
+                reason: format!(
+                    "the kernel is declared `#[kernel(dims = {dims})]` but the launch uses {n} dimensions (grid {}x{}x{}, block {}x{}x{})",
+                    g.x, g.y, g.z, b.x, b.y, b.z
+                ),
+            });
+        }
+        Ok(())
+    }
     pub use crate::arg::{assert_kernel_arg, KernelArg};
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::arg::push_value;

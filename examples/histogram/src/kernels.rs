@@ -11,7 +11,7 @@ pub const BINS: usize = 256;
 /// contention only within the block), reading one 32-bit word (4 bytes) per load in a
 /// grid-stride loop; then each thread merges bins into the global histogram with device-scope
 /// atomics, skipping empty ones. Any 1D block size works.
-#[kernel(launch_bounds(1024))]
+#[kernel(launch_bounds(1024), dims = 1)]
 pub fn histogram256(words: &[u32], n: usize, hist: &[AtomicU32]) {
     let bins = shared_array!(u32, BINS);
     let t = thread::thread_idx().x as usize;

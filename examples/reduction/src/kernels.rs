@@ -7,7 +7,7 @@ use oxide_rt::device::*;
 /// in flight per iteration), the warp folds its 32 partial sums with shuffles, warp leaders park
 /// their sums in shared memory, warp 0 folds those, and thread 0 issues the block's single
 /// device-scope atomic add. Works for any 1D block whose size is a multiple of 32 (up to 1024).
-#[kernel(launch_bounds(1024))]
+#[kernel(launch_bounds(1024), dims = 1)]
 pub fn reduce_sum(x: &[f32], out: &[AtomicF32]) {
     let n = x.len();
     // 1D launch: the plain x index and stride (`thread::index()` linearises all three

@@ -2,7 +2,7 @@
 use oxide_rt::device::*;
 
 /// `y[i] = a * x[i] + y[i]`
-#[kernel]
+#[kernel(dims = 1)]
 pub fn saxpy(a: f32, x: &[f32], mut y: DisjointSlice<f32>) {
     let i = thread::index_1d();
     if let Some(yi) = y.get_mut(i) {

@@ -39,7 +39,7 @@ unsafe impl SharedElem for F4 {}
 /// `launch_bounds(256, 2)`: at most 128 registers per thread, so two blocks share an SM.
 // BLAS argument list; index loops over the register tile read clearer than iterator chains.
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-#[kernel(launch_bounds(256, 2))]
+#[kernel(launch_bounds(256, 2), dims = 2)]
 pub fn sgemm(m: u32, n: u32, k: u32, alpha: f32, a: &[f32], b: &[f32], beta: f32, c: &[AtomicF32]) {
     let (m, n, k) = (m as usize, n as usize, k as usize);
     if m == 0 || n == 0 {

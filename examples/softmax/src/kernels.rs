@@ -18,7 +18,7 @@ const UNROLL: usize = 4;
 /// element per thread) cannot express, so `y` is a slice of `AtomicU32` written with relaxed
 /// stores of the `f32` bits: rows are disjoint between warps and columns between lanes, so no
 /// element has two writers.
-#[kernel]
+#[kernel(dims = 1)]
 #[allow(clippy::needless_range_loop)] // the unrolled lanes index two arrays in step
 pub fn softmax_rows(x: &[f32], rows: u32, cols: u32, y: &[AtomicU32]) {
     let row = block_idx().x * WARPS + warp_id();

@@ -13,7 +13,7 @@ const TH: u32 = BY + 2;
 /// where C is `in[y][x]` and N/S/W/E its neighbours above/below/left/right; cells past the
 /// border repeat the nearest border cell (clamp). Launch with blocks of `BX x BY` threads and a
 /// grid covering `cols x rows`.
-#[kernel]
+#[kernel(dims = 2)]
 #[allow(clippy::too_many_arguments)] // five weights, as the CUDA twin takes them
 pub fn stencil5(input: &[f32], rows: u32, cols: u32, wc: f32, wn: f32, ws: f32, ww: f32, we: f32, mut out: DisjointSlice<f32>) {
     let tile = shared_array!(f32, TH as usize, TW as usize);

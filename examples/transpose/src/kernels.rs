@@ -14,7 +14,7 @@ pub const ROWS: usize = 8;
 /// has 33 columns so the column-wise reads of a warp hit 32 different banks. Edge tiles check
 /// every element; `out` is written through `AtomicF32` relaxed stores because a
 /// `DisjointSlice` only lets a thread write the element at its own thread index.
-#[kernel(launch_bounds(256))]
+#[kernel(launch_bounds(256), dims = 2)]
 pub fn transpose(rows: u32, cols: u32, input: &[f32], out: &[AtomicF32]) {
     let (rows, cols) = (rows as usize, cols as usize);
     assert!(input.len() >= rows * cols && out.len() >= rows * cols, "transpose: a slice is shorter than rows * cols");

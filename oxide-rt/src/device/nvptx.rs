@@ -229,6 +229,27 @@ pub fn dynamic_shared() -> (*mut u8, usize) {
 #[used]
 static mut __oxide_panic_buffer: *mut super::panic_record::PanicRecord = core::ptr::null_mut();
 
+/// Tells the optimiser that launch dimensions beyond `DIMS` are unused: extents 1, indices 0.
+/// The special-register reads are pure, so later reads (in `thread::index()` and friends)
+/// fold to constants and the index math shrinks to what nvcc emits for the same geometry.
+///
+/// # Safety
+/// Every launch of the kernel has `grid` and `block` extents of 1 beyond `DIMS` (the
+/// generated launchers check this before launching).
+#[inline(always)]
+pub unsafe fn assume_dims<const DIMS: u8>() {
+    let (t, b, bd, gd) = (thread_idx(), block_idx(), block_dim(), grid_dim());
+    // SAFETY: guaranteed by the caller, see above.
+    unsafe {
+        if DIMS < 3 {
+            core::hint::assert_unchecked(t.z == 0 && b.z == 0 && bd.z == 1 && gd.z == 1);
+        }
+        if DIMS < 2 {
+            core::hint::assert_unchecked(t.y == 0 && b.y == 0 && bd.y == 1 && gd.y == 1);
+        }
+    }
+}
+
 /// The body of the `#[panic_handler]` that oxide-build generates in every device crate.
 ///
 /// `MESSAGE` chooses whether the panic message is formatted on the device. Formatting pulls

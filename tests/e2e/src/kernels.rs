@@ -4,8 +4,9 @@ use oxide_rt::device::*;
 
 mod util;
 
-/// `y[i] = a * x[i] + b` through a helper in a nested module.
-#[kernel]
+/// `y[i] = a * x[i] + b` through a helper in a nested module. A 1D kernel: launches that use
+/// y or z are refused, and the index math drops them.
+#[kernel(dims = 1)]
 pub fn affine(a: f32, b: f32, x: &[f32], mut y: DisjointSlice<f32>) {
     let i = thread::index();
     if let Some(out) = y.get_mut(i) {

@@ -28,6 +28,15 @@ fn linear_ids_are_unique_for_a_3d_geometry_on_the_cpu() {
 }
 
 #[test]
+fn a_dims_1_kernel_refuses_a_2d_launch() {
+    let x = inputs(64);
+    let mut y = vec![0.0f32; 64];
+    let err = kernels::cpu_affine(1u32, (8u32, 8u32), 1.0, 0.0, &x, &mut y).unwrap_err();
+    assert!(matches!(err, Error::InvalidLaunch { kernel: "affine", .. }), "{err}");
+    assert!(err.to_string().contains("dims = 1"), "{err}");
+}
+
+#[test]
 fn the_cpu_rejects_a_block_of_2048_threads() {
     let mut out = vec![0u32; 4096];
     let err = kernels::cpu_linear_ids(2u32, 2048u32, &mut out).unwrap_err();
