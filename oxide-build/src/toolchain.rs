@@ -317,7 +317,20 @@ fn cuda_roots(env: &Env) -> Vec<PathBuf> {
 }
 
 fn find_ptxas(env: &Env) -> Option<PathBuf> {
-    env.which("ptxas").or_else(|| cuda_roots(env).into_iter().map(|r| r.join("bin/ptxas")).find(|p| is_executable(p)))
+    env.which("ptxas")
+        .or_else(|| cuda_roots(env).into_iter().map(|r| r.join("bin/ptxas")).find(|p| is_executable(p)))
+        .or_else(|| setup_venv_ptxas(env))
+}
+
+/// Where `ci/setup.sh` installs the nvidia-cuda-nvcc wheel (`$OXIDE_VENV`, default
+/// `~/.cache/oxide/venv`), so a plain `cargo build` finds ptxas after the setup.
+fn setup_venv_ptxas(env: &Env) -> Option<PathBuf> {
+    let venv = env.path("OXIDE_VENV").or_else(|| env.path("HOME").map(|h| h.join(".cache/oxide/venv")))?;
+    let lib = std::fs::read_dir(venv.join("lib")).ok()?;
+    lib.filter_map(|e| e.ok())
+        .map(|e| e.path().join("site-packages/nvidia"))
+        .flat_map(|nv| ["cu13", "cu12", "cuda_nvcc"].map(|d| nv.join(d).join("bin/ptxas")))
+        .find(|p| is_executable(p))
 }
 
 fn find_libdevice(env: &Env, ptxas: Option<&Path>) -> Option<PathBuf> {

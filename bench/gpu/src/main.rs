@@ -4,6 +4,7 @@
 
 mod cases;
 mod harness;
+mod launch;
 
 use harness::{Bench, Res, Row, Work};
 use std::fmt::Write as _;
@@ -25,6 +26,14 @@ fn run() -> Res<()> {
 
     let ceiling = copy_ceiling(&bench)?;
     println!("device copy ceiling: {ceiling:.0} GB/s (bytes read + written, 1 GiB dtod copy, median of {})", bench.iters);
+
+    if opt("--only").is_none() || opt("--only").as_deref() == Some("launch") {
+        let o = launch::measure(&bench)?;
+        println!(
+            "host time per launch (saxpy, 1 block, median of 21 batches of 1000): typed launcher {:.2} us, raw cudarc launch_builder {:.2} us, ratio {:.3}",
+            o.oxide_us, o.raw_us, o.oxide_us / o.raw_us
+        );
+    }
 
     let mut rows: Vec<Row> = Vec::new();
     for (name, case) in cases::all() {

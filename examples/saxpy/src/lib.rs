@@ -75,3 +75,7 @@ pub fn compare(got: &Output, want: &Output) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The PTX oxide-build embedded for these kernels (used by the launch-overhead benchmark to
+/// launch the very same kernel through raw cudarc).
+pub const PTX: &str = include_str!(env!("OXIDE_PTX"));

@@ -147,9 +147,19 @@ impl Drop for BlockMem {
 }
 
 /// The per-OS-thread view of the simulated thread that runs now.
+///
+/// The plain loop (barrier-free kernels) writes only what changes from one thread to the next:
+/// `thread_x` and `global` per thread, `thread_y`/`thread_z` per row. The thread's linear index
+/// in the block is not stored; it is `global - block_base`.
 struct Ctx {
-    thread_idx: Cell<Dim3>,
-    linear: Cell<u32>,
+    thread_x: Cell<u32>,
+    thread_y: Cell<u32>,
+    thread_z: Cell<u32>,
+    /// The thread's index in the whole launch (what `thread::index()` returns):
+    /// `block_base + linear index in the block`.
+    global: Cell<usize>,
+    /// Linear index of the block in the grid times the threads per block.
+    block_base: Cell<usize>,
     block_idx: Cell<Dim3>,
     block_dim: Cell<Dim3>,
     grid_dim: Cell<Dim3>,
@@ -164,8 +174,11 @@ const ZERO: Dim3 = Dim3::new(0, 0, 0);
 thread_local! {
     static CTX: Ctx = const {
         Ctx {
-            thread_idx: Cell::new(ZERO),
-            linear: Cell::new(0),
+            thread_x: Cell::new(0),
+            thread_y: Cell::new(0),
+            thread_z: Cell::new(0),
+            global: Cell::new(0),
+            block_base: Cell::new(0),
             block_idx: Cell::new(ZERO),
             block_dim: Cell::new(ZERO),
             grid_dim: Cell::new(ZERO),
@@ -176,14 +189,24 @@ thread_local! {
 }
 
 /// Publishes the block this OS thread runs now. `mem` must stay alive until [`leave_block`].
-pub(crate) fn enter_block(block_idx: Dim3, block_dim: Dim3, grid_dim: Dim3, mem: &BlockMem) {
+/// Returns the launch index of the block's first thread (see [`set_plain_thread`]).
+pub(crate) fn enter_block(block_idx: Dim3, block_dim: Dim3, grid_dim: Dim3, mem: &BlockMem) -> usize {
+    // `thread::index()` on the GPU: block * per_block + in_block, in usize. Wrapping, as a
+    // release build computes it; only launches of more than 2^64 threads could wrap.
+    let (b, gd) = (block_idx, grid_dim);
+    let block = (gd.y as usize).wrapping_mul(b.z as usize).wrapping_add(b.y as usize);
+    let block = (gd.x as usize).wrapping_mul(block).wrapping_add(b.x as usize);
+    let base = block.wrapping_mul(block_dim.volume() as usize);
     CTX.with(|c| {
         c.block_idx.set(block_idx);
         c.block_dim.set(block_dim);
         c.grid_dim.set(grid_dim);
+        c.block_base.set(base);
+        c.global.set(base);
         c.mem.set(mem);
         c.fiber.set(ptr::null());
     });
+    base
 }
 
 pub(crate) fn leave_block() {
@@ -193,16 +216,29 @@ pub(crate) fn leave_block() {
         c.block_idx.set(ZERO);
         c.block_dim.set(ZERO);
         c.grid_dim.set(ZERO);
+        c.block_base.set(0);
+        c.global.set(0);
+    });
+}
+
+/// Publishes the row (`thread_idx.y`, `.z`) of the threads that run next in plain-loop mode.
+#[inline(always)]
+pub(crate) fn set_plain_row(y: u32, z: u32) {
+    CTX.with(|c| {
+        c.thread_y.set(y);
+        c.thread_z.set(z);
     });
 }
 
 /// Publishes the simulated thread that runs next in plain-loop mode (`enter_block` cleared the
-/// fiber slot): the hot path of barrier-free kernels, so only what changes per thread.
+/// fiber slot, [`set_plain_row`] set y and z): the hot path of barrier-free kernels, so only
+/// what changes per thread. `global` is the block's base (from `enter_block`) plus the
+/// thread's linear index in the block.
 #[inline(always)]
-pub(crate) fn set_plain_thread(thread_idx: Dim3, linear: u32) {
+pub(crate) fn set_plain_thread(x: u32, global: usize) {
     CTX.with(|c| {
-        c.thread_idx.set(thread_idx);
-        c.linear.set(linear);
+        c.thread_x.set(x);
+        c.global.set(global);
     });
 }
 
@@ -210,8 +246,10 @@ pub(crate) fn set_plain_thread(thread_idx: Dim3, linear: u32) {
 #[inline(always)]
 pub(crate) fn set_thread(thread_idx: Dim3, linear: u32, fiber: *const Fiber) {
     CTX.with(|c| {
-        c.thread_idx.set(thread_idx);
-        c.linear.set(linear);
+        c.thread_x.set(thread_idx.x);
+        c.thread_y.set(thread_idx.y);
+        c.thread_z.set(thread_idx.z);
+        c.global.set(c.block_base.get().wrapping_add(linear as usize));
         c.fiber.set(fiber);
     });
 }
@@ -234,11 +272,25 @@ fn in_launch<R>(f: impl FnOnce(&Ctx) -> R) -> R {
     })
 }
 
-// Only `thread_idx` checks for a launch: every index computation reads it, and the other three
-// stay two plain loads on the hot path of barrier-free kernels (outside a launch they read 0).
+// Only `thread_idx` and `global_linear_index` check for a launch: every index computation reads
+// one of them, and the other three stay plain loads on the hot path of barrier-free kernels
+// (outside a launch they read 0).
 #[inline]
 pub fn thread_idx() -> Dim3 {
-    in_launch(|c| c.thread_idx.get())
+    in_launch(|c| Dim3::new(c.thread_x.get(), c.thread_y.get(), c.thread_z.get()))
+}
+
+/// The unique index of this thread in the launch (`thread::index()`), kept up to date by the
+/// executor instead of recomputed from the four index registers.
+#[inline]
+pub fn global_linear_index() -> usize {
+    in_launch(|c| c.global.get())
+}
+
+/// Linear thread index in the block (`x` fastest).
+#[inline(always)]
+fn linear(c: &Ctx) -> u32 {
+    c.global.get().wrapping_sub(c.block_base.get()) as u32
 }
 
 #[inline]
@@ -259,13 +311,13 @@ pub fn grid_dim() -> Dim3 {
 /// Linear thread index in the block modulo the warp size.
 #[inline]
 pub fn lane_id() -> u32 {
-    in_launch(|c| c.linear.get() % 32)
+    in_launch(|c| linear(c) % 32)
 }
 
 /// Linear thread index in the block divided by the warp size.
 #[inline]
 pub fn warp_id() -> u32 {
-    in_launch(|c| c.linear.get() / 32)
+    in_launch(|c| linear(c) / 32)
 }
 
 #[cold]

@@ -46,11 +46,20 @@ impl ThreadIndex {
 /// For a 1D launch this is `block_idx.x * block_dim.x + thread_idx.x`.
 #[inline(always)]
 pub fn index() -> ThreadIndex {
-    let (t, b, bd, gd) = (thread_idx(), block_idx(), block_dim(), grid_dim());
-    let in_block = t.x as usize + bd.x as usize * (t.y as usize + bd.y as usize * t.z as usize);
-    let block = b.x as usize + gd.x as usize * (b.y as usize + gd.y as usize * b.z as usize);
-    let per_block = bd.x as usize * bd.y as usize * bd.z as usize;
-    ThreadIndex(block * per_block + in_block)
+    // The CPU executor keeps this index up to date as it steps from thread to thread (same
+    // value as the formula below), so barrier-free kernels read one word per thread.
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        ThreadIndex(backend::global_linear_index())
+    }
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (t, b, bd, gd) = (thread_idx(), block_idx(), block_dim(), grid_dim());
+        let in_block = t.x as usize + bd.x as usize * (t.y as usize + bd.y as usize * t.z as usize);
+        let block = b.x as usize + gd.x as usize * (b.y as usize + gd.y as usize * b.z as usize);
+        let per_block = bd.x as usize * bd.y as usize * bd.z as usize;
+        ThreadIndex(block * per_block + in_block)
+    }
 }
 
 /// Alias of [`index`] for the common 1D case.

@@ -36,11 +36,11 @@ mod fibers;
 mod tests;
 
 use super::Error;
-use crate::device::cpu::{enter_block, leave_block, set_plain_thread, BlockMem};
+use crate::device::cpu::{enter_block, leave_block, set_plain_row, set_plain_thread, BlockMem};
 use crate::{Dim3, LaunchConfig};
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
 
 /// A raw pointer that generated CPU launchers hand to every block. Sound to share because each
@@ -181,20 +181,32 @@ pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_
     install_panic_hook();
     let blocks = cfg.grid.volume();
     let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let workers = worker_count()?.min(blocks as usize).max(1);
+    let chunk = chunk_blocks(blocks, workers, cfg.block.volume());
     let run_worker = || {
         let mut pool = use_fibers.then(fibers::StackPool::default);
-        loop {
-            let b = next.fetch_add(1, Ordering::Relaxed);
-            if b >= blocks {
+        // Workers take `chunk` consecutive blocks at a time: one shared-counter update (a cache
+        // line bouncing between cores) per chunk instead of per block.
+        'chunks: loop {
+            let first = next.fetch_add(chunk, Ordering::Relaxed);
+            if first >= blocks {
                 break;
             }
-            if let Err(e) = run_block(name, &cfg, unlinear(b, cfg.grid), &thread_body, pool.as_mut()) {
-                let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
-                f.get_or_insert(e);
-                next.store(blocks, Ordering::Relaxed); // stop handing out blocks
-                break;
+            let mut block_idx = unlinear(first, cfg.grid);
+            for _ in first..(first + chunk).min(blocks) {
+                if stop.load(Ordering::Relaxed) {
+                    break 'chunks;
+                }
+                if let Err(e) = run_block(name, &cfg, block_idx, &thread_body, pool.as_mut()) {
+                    let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
+                    f.get_or_insert(e);
+                    stop.store(true, Ordering::Relaxed); // no more blocks start
+                    next.store(blocks, Ordering::Relaxed);
+                    break 'chunks;
+                }
+                block_idx = next_block(block_idx, cfg.grid);
             }
         }
     };
@@ -207,6 +219,27 @@ pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_
     match failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// Blocks a worker takes at once: about 64K simulated threads, so the shared counter is touched
+/// rarely even for tiny blocks, yet at most an eighth of a worker's share, so the workers still
+/// finish close together.
+fn chunk_blocks(blocks: u64, workers: usize, threads_per_block: u64) -> u64 {
+    const THREADS_PER_CHUNK: u64 = 64 * 1024;
+    let by_threads = (THREADS_PER_CHUNK / threads_per_block.max(1)).max(1);
+    let by_balance = (blocks / (8 * workers as u64).max(1)).max(1);
+    by_threads.min(by_balance)
+}
+
+/// The block after `b` in linear order (x fastest), as `unlinear(linear(b) + 1, grid)`.
+fn next_block(b: Dim3, grid: Dim3) -> Dim3 {
+    if b.x + 1 < grid.x {
+        Dim3::new(b.x + 1, b.y, b.z)
+    } else if b.y + 1 < grid.y {
+        Dim3::new(0, b.y + 1, b.z)
+    } else {
+        Dim3::new(0, 0, b.z + 1)
     }
 }
 
@@ -231,11 +264,12 @@ fn run_block<F: Fn() + Sync>(
     pool: Option<&mut fibers::StackPool>,
 ) -> Result<(), Error> {
     let mem = BlockMem::new(cfg.shared_mem_bytes as usize);
-    enter_block(block_idx, cfg.block, cfg.grid, &mem);
+    let base = enter_block(block_idx, cfg.block, cfg.grid, &mem);
     IN_KERNEL.with(|k| k.set(true));
     let result = match pool {
         Some(pool) => fibers::run_block(cfg.block, thread_body, pool),
-        None => panic::catch_unwind(AssertUnwindSafe(|| plain_block(cfg.block, thread_body))).map_err(fibers::Failure::Panic),
+        None => panic::catch_unwind(AssertUnwindSafe(|| plain_block(cfg.block, base, thread_body)))
+            .map_err(fibers::Failure::Panic),
     };
     IN_KERNEL.with(|k| k.set(false));
     leave_block();
@@ -250,16 +284,18 @@ fn run_block<F: Fn() + Sync>(
     })
 }
 
-/// The threads of a barrier-free block, one after another.
+/// The threads of a barrier-free block, one after another; `base` is the launch index of the
+/// block's first thread (the linear thread index in the block advances with `x` fastest).
 #[inline(always)]
-fn plain_block<F: Fn()>(block: Dim3, thread_body: &F) {
-    let mut linear = 0u32;
+fn plain_block<F: Fn()>(block: Dim3, base: usize, thread_body: &F) {
+    let mut global = base;
     for z in 0..block.z {
         for y in 0..block.y {
+            set_plain_row(y, z);
             for x in 0..block.x {
-                set_plain_thread(Dim3::new(x, y, z), linear);
+                set_plain_thread(x, global);
                 thread_body();
-                linear += 1;
+                global = global.wrapping_add(1);
             }
         }
     }
