@@ -80,20 +80,5 @@ impl Row {
     }
 }
 
-/// Deterministic pseudo-random numbers (splitmix64), a fresh stream per seed.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-}
+/// Deterministic pseudo-random numbers (splitmix64), the same generator as the examples' inputs.
+pub use example_common::Rng;

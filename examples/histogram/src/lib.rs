@@ -4,6 +4,7 @@
 pub mod kernels;
 
 use cudarc::driver::CudaStream;
+use example_common::{driver_err as err, Rng};
 use oxide_rt::device::atomic::AtomicU32;
 use oxide_rt::LaunchConfig;
 use std::sync::Arc;
@@ -23,21 +24,13 @@ pub struct Problem {
 
 pub type Output = Vec<u32>;
 
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// Random bytes, skewed so some bins are hot (as in real data): half the bytes are uniform,
 /// half come from only 16 values.
 pub fn problem(seed: u64, size: usize) -> Problem {
-    let mut s = seed;
+    let mut rng = Rng::new(seed);
     let bytes = (0..size)
         .map(|_| {
-            let r = splitmix(&mut s);
+            let r = rng.next_u64();
             if r & 1 == 0 { (r >> 8) as u8 } else { ((r >> 8) as u8) & 0xf0 }
         })
         .collect();
@@ -75,10 +68,6 @@ pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
 }
 
 pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
-    let err = |what: &str| {
-        let what = what.to_string();
-        move |source| oxide_rt::Error::Driver { what, source }
-    };
     let mut words = pack(&p.bytes);
     if words.is_empty() {
         words.push(0); // cudarc cannot copy an empty slice; n = 0 still counts nothing

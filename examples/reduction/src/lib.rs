@@ -4,6 +4,7 @@
 pub mod kernels;
 
 use cudarc::driver::CudaStream;
+use example_common::{driver_err as err, Rng};
 use oxide_rt::device::AtomicF32;
 use oxide_rt::LaunchConfig;
 use std::sync::Arc;
@@ -32,18 +33,8 @@ pub struct Output {
     pub tolerance: f64,
 }
 
-/// splitmix64 mapped to [-1, 1).
-fn uniform(state: &mut u64) -> f32 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-}
-
 pub fn problem(seed: u64, size: usize) -> Problem {
-    let mut s = seed;
-    Problem { x: (0..size).map(|_| uniform(&mut s)).collect() }
+    Problem { x: Rng::new(seed).vec_f32(size) }
 }
 
 /// Launch geometry for `n` elements and `block` threads: one block per `block * PER_THREAD`
@@ -91,10 +82,6 @@ pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
 }
 
 pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
-    let err = |what: &str| {
-        let what = what.to_string();
-        move |source| oxide_rt::Error::Driver { what, source }
-    };
     let x = stream.clone_htod(&p.x).map_err(err("copying x to the GPU"))?;
     let out = stream.alloc_zeros::<AtomicF32>(1).map_err(err("allocating the sum"))?;
     kernels::launch_reduce_sum_with(stream, config_for(p.x.len(), BLOCK), &x, &out)?;

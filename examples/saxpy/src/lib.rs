@@ -4,6 +4,7 @@
 pub mod kernels;
 
 use cudarc::driver::CudaStream;
+use example_common::{driver_err as err, Rng};
 use oxide_rt::LaunchConfig;
 use std::sync::Arc;
 
@@ -20,19 +21,10 @@ pub struct Problem {
 
 pub type Output = Vec<f32>;
 
-/// splitmix64 mapped to [-1, 1).
-fn uniform(state: &mut u64) -> f32 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-}
-
 pub fn problem(seed: u64, size: usize) -> Problem {
-    let mut s = seed;
-    let a = uniform(&mut s) * 4.0;
-    Problem { a, x: (0..size).map(|_| uniform(&mut s)).collect(), y: (0..size).map(|_| uniform(&mut s)).collect() }
+    let mut rng = Rng::new(seed);
+    let a = rng.f32() * 4.0;
+    Problem { a, x: rng.vec_f32(size), y: rng.vec_f32(size) }
 }
 
 /// The scalar reference: `a * x[i] + y[i]`.
@@ -51,10 +43,6 @@ pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
 }
 
 pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
-    let err = |what: &str| {
-        let what = what.to_string();
-        move |source| oxide_rt::Error::Driver { what, source }
-    };
     let x = stream.clone_htod(&p.x).map_err(err("copying x to the GPU"))?;
     let mut y = stream.clone_htod(&p.y).map_err(err("copying y to the GPU"))?;
     kernels::launch_saxpy_with(stream, config(p.x.len()), p.a, &x, &mut y)?;

@@ -4,6 +4,7 @@
 pub mod kernels;
 
 use cudarc::driver::{CudaSlice, CudaStream};
+use example_common::{driver_err as err, Rng};
 use oxide_rt::LaunchConfig;
 use std::sync::Arc;
 
@@ -23,19 +24,9 @@ pub struct Problem {
 
 pub type Output = Vec<u32>;
 
-/// splitmix64.
-fn next(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// Full-range `u32`s, so sums wrap many times.
 pub fn problem(seed: u64, size: usize) -> Problem {
-    let mut s = seed;
-    Problem { x: (0..size).map(|_| next(&mut s) as u32).collect() }
+    Problem { x: Rng::new(seed).vec_u32(size) }
 }
 
 /// The scalar reference: a running wrapping sum.
@@ -139,9 +130,9 @@ impl GpuScan {
     pub fn new(stream: &Arc<CudaStream>, n: usize) -> Result<GpuScan, oxide_rt::Error> {
         check(n)?;
         let sizes = levels(n);
-        let err = |source| oxide_rt::Error::Driver { what: "allocating scan buffers on the GPU".into(), source };
-        let outs = sizes.iter().map(|&m| stream.alloc_zeros::<u32>(m.max(1))).collect::<Result<Vec<_>, _>>().map_err(err)?;
-        let dummy = stream.alloc_zeros::<u32>(1).map_err(err)?;
+        let what = "allocating scan buffers on the GPU";
+        let outs = sizes.iter().map(|&m| stream.alloc_zeros::<u32>(m.max(1))).collect::<Result<Vec<_>, _>>().map_err(err(what))?;
+        let dummy = stream.alloc_zeros::<u32>(1).map_err(err(what))?;
         Ok(GpuScan { n, sizes, outs, dummy })
     }
 
@@ -168,10 +159,6 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
     if p.x.is_empty() {
         return Ok(Vec::new());
     }
-    let err = |what: &str| {
-        let what = what.to_string();
-        move |source| oxide_rt::Error::Driver { what, source }
-    };
     let x = stream.clone_htod(&p.x).map_err(err("copying x to the GPU"))?;
     let mut plan = GpuScan::new(stream, p.x.len())?;
     plan.launch(stream, &x)?;

@@ -4,6 +4,7 @@
 pub mod kernels;
 
 use cudarc::driver::CudaStream;
+use example_common::{driver_err as err, Rng};
 use oxide_rt::device::AtomicF32;
 use oxide_rt::LaunchConfig;
 use std::sync::Arc;
@@ -38,15 +39,6 @@ pub struct Output {
     pub tolerance: Vec<f32>,
 }
 
-/// splitmix64 mapped to [-1, 1).
-fn uniform(state: &mut u64) -> f32 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-}
-
 /// Square for the benchmark sizes (multiples of 128), otherwise m = size,
 /// n = size + size/3 + 1, k = size/2 + 7 (rectangular, no tile multiples).
 pub fn problem(seed: u64, size: usize) -> Problem {
@@ -58,11 +50,10 @@ pub fn problem(seed: u64, size: usize) -> Problem {
 }
 
 pub fn problem_dims(seed: u64, m: usize, n: usize, k: usize) -> Problem {
-    let mut s = seed;
-    let alpha = 1.0 + uniform(&mut s) * 0.5;
-    let beta = uniform(&mut s) * 0.5;
-    let mut v = |len: usize| (0..len).map(|_| uniform(&mut s)).collect::<Vec<_>>();
-    Problem { m, n, k, alpha, beta, a: v(m * k), b: v(k * n), c: v(m * n) }
+    let mut rng = Rng::new(seed);
+    let alpha = 1.0 + rng.f32() * 0.5;
+    let beta = rng.f32() * 0.5;
+    Problem { m, n, k, alpha, beta, a: rng.vec_f32(m * k), b: rng.vec_f32(k * n), c: rng.vec_f32(m * n) }
 }
 
 /// Plain triple loop in f64, with the bound on the f32 kernel's error for every element:
@@ -125,10 +116,6 @@ pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
 }
 
 pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
-    let err = |what: &str| {
-        let what = what.to_string();
-        move |source| oxide_rt::Error::Driver { what, source }
-    };
     let (m, n, k) = dims(p)?;
     let a = stream.clone_htod(&p.a).map_err(err("copying A to the GPU"))?;
     let b = stream.clone_htod(&p.b).map_err(err("copying B to the GPU"))?;

@@ -4,6 +4,7 @@
 pub mod kernels;
 
 use cudarc::driver::CudaStream;
+use example_common::{driver_err as err, Rng};
 use oxide_rt::LaunchConfig;
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
@@ -36,23 +37,14 @@ pub fn rows_for(cols: usize) -> usize {
     ((1usize << 17) / cols.max(1)).clamp(5, 517) | 1
 }
 
-/// splitmix64 mapped to [-1, 1).
-fn uniform(state: &mut u64) -> f32 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-}
-
 /// `size` is the column count; see [`rows_for`].
 pub fn problem(seed: u64, size: usize) -> Problem {
     problem_with(seed, rows_for(size), size)
 }
 
 pub fn problem_with(seed: u64, rows: usize, cols: usize) -> Problem {
-    let mut s = seed;
-    Problem { rows, cols, x: (0..rows * cols).map(|_| 8.0 * uniform(&mut s)).collect() }
+    let mut rng = Rng::new(seed);
+    Problem { rows, cols, x: (0..rows * cols).map(|_| 8.0 * rng.f32()).collect() }
 }
 
 /// The scalar reference, in f64: max, sum of exp(x - max), quotient.
@@ -97,10 +89,6 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
     if p.x.is_empty() {
         return Ok(Vec::new());
     }
-    let err = |what: &str| {
-        let what = what.to_string();
-        move |source| oxide_rt::Error::Driver { what, source }
-    };
     let x = stream.clone_htod(&p.x).map_err(err("copying x to the GPU"))?;
     let y = stream.alloc_zeros::<u32>(p.x.len()).map_err(err("allocating y on the GPU"))?;
     kernels::launch_softmax_rows_with(stream, config(rows), &x, rows, cols, &y)?;

@@ -4,6 +4,7 @@
 pub mod kernels;
 
 use cudarc::driver::CudaStream;
+use example_common::{driver_err as err, Rng};
 use oxide_rt::LaunchConfig;
 use std::sync::Arc;
 
@@ -33,24 +34,15 @@ pub fn rows_for(cols: usize) -> usize {
     ((1usize << 18) / cols.max(1)).clamp(1, 4099) | 1
 }
 
-/// splitmix64 mapped to [-1, 1).
-fn uniform(state: &mut u64) -> f32 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-}
-
 /// `size` is the column count; see [`rows_for`].
 pub fn problem(seed: u64, size: usize) -> Problem {
     problem_with(seed, rows_for(size), size)
 }
 
 pub fn problem_with(seed: u64, rows: usize, cols: usize) -> Problem {
-    let mut s = seed;
-    let w = [0.5 + 0.25 * uniform(&mut s), uniform(&mut s), uniform(&mut s), uniform(&mut s), uniform(&mut s)];
-    Problem { rows, cols, input: (0..rows * cols).map(|_| uniform(&mut s)).collect(), w }
+    let mut rng = Rng::new(seed);
+    let w = [0.5 + 0.25 * rng.f32(), rng.f32(), rng.f32(), rng.f32(), rng.f32()];
+    Problem { rows, cols, input: rng.vec_f32(rows * cols), w }
 }
 
 /// The scalar reference: the same clamped neighbours and the same chain of fused multiply-adds
@@ -105,10 +97,6 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
     if p.input.is_empty() {
         return Ok(Vec::new());
     }
-    let err = |what: &str| {
-        let what = what.to_string();
-        move |source| oxide_rt::Error::Driver { what, source }
-    };
     let input = stream.clone_htod(&p.input).map_err(err("copying the input to the GPU"))?;
     let mut out = stream.alloc_zeros::<f32>(p.input.len()).map_err(err("allocating the output on the GPU"))?;
     let [wc, wn, ws, ww, we] = p.w;

@@ -4,6 +4,7 @@
 pub mod kernels;
 
 use cudarc::driver::CudaStream;
+use example_common::{driver_err as err, Rng};
 use oxide_rt::device::AtomicF32;
 use oxide_rt::LaunchConfig;
 use std::sync::Arc;
@@ -26,15 +27,6 @@ pub struct Problem {
 /// cols x rows, row-major.
 pub type Output = Vec<f32>;
 
-/// splitmix64 mapped to [-1, 1).
-fn uniform(state: &mut u64) -> f32 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-}
-
 /// Square for the default size, else `size x (size * 3/2 + 1)`.
 pub fn problem(seed: u64, size: usize) -> Problem {
     if size == DEFAULT_SIZE {
@@ -45,8 +37,7 @@ pub fn problem(seed: u64, size: usize) -> Problem {
 }
 
 pub fn problem_dims(seed: u64, rows: usize, cols: usize) -> Problem {
-    let mut s = seed;
-    Problem { rows, cols, input: (0..rows * cols).map(|_| uniform(&mut s)).collect() }
+    Problem { rows, cols, input: Rng::new(seed).vec_f32(rows * cols) }
 }
 
 pub fn reference(p: &Problem) -> Output {
@@ -82,10 +73,6 @@ pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
 }
 
 pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
-    let err = |what: &str| {
-        let what = what.to_string();
-        move |source| oxide_rt::Error::Driver { what, source }
-    };
     let (rows, cols) = dims(p)?;
     let input = stream.clone_htod(&p.input).map_err(err("copying the matrix to the GPU"))?;
     let out = stream.alloc_zeros::<AtomicF32>(p.input.len()).map_err(err("allocating the output"))?;

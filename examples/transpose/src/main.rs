@@ -2,42 +2,16 @@
 //! on the GPU when one is present, else on the CPU executor (`OXIDE_BACKEND=cpu|cuda` forces
 //! one), checked exactly against a scalar transpose.
 
-use oxide_rt::host::Gpu;
-use oxide_rt::Backend;
+use example_common::{differs, run_main, run_timed, size_arg};
 use std::process::ExitCode;
-use std::time::Instant;
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let size: usize = match std::env::args().nth(1) {
-        Some(s) => s.parse().map_err(|_| format!("size `{s}` is not a number"))?,
-        None => transpose::DEFAULT_SIZE,
-    };
-    let p = transpose::problem(42, size);
-    let t = Instant::now();
-    let got = match Backend::from_env()? {
-        Backend::Cuda => {
-            let gpu = Gpu::new(0)?;
-            println!("backend: cuda on {}", gpu.describe());
-            transpose::run_gpu(&gpu.stream, &p)?
-        }
-        Backend::Cpu => {
-            println!("backend: cpu (no GPU found or OXIDE_BACKEND=cpu)");
-            transpose::run_cpu(&p)?
-        }
-    };
-    let elapsed = t.elapsed();
-    println!("transpose: {} x {} -> {} x {}, {:.1} ms including transfers", p.rows, p.cols, p.cols, p.rows, elapsed.as_secs_f64() * 1e3);
-    transpose::compare(&got, &transpose::reference(&p)).map_err(|e| format!("result differs from the CPU reference: {e}"))?;
-    println!("transpose: OK, all {} elements match the CPU transpose exactly", got.len());
-    Ok(())
+    run_main(|_, gpu| {
+        let p = transpose::problem(42, size_arg(1, transpose::DEFAULT_SIZE, "size")?);
+        let (got, ms) = run_timed(gpu, &p, transpose::run_gpu, transpose::run_cpu)?;
+        println!("transpose: {} x {} -> {} x {}, {ms:.1} ms including transfers", p.rows, p.cols, p.cols, p.rows);
+        transpose::compare(&got, &transpose::reference(&p)).map_err(differs)?;
+        println!("transpose: OK, all {} elements match the CPU transpose exactly", got.len());
+        Ok(())
+    })
 }

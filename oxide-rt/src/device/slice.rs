@@ -40,6 +40,15 @@ impl<'a, T> DisjointSlice<'a, T> {
         self.len == 0
     }
 
+    /// The raw base pointer, for kernels whose threads own other sets of elements than their
+    /// `ThreadIndex` (a row per warp, a tile per block). Writing through it is `unsafe`: the
+    /// kernel must make every element written by at most one thread, without a barrier or
+    /// atomic between a write and another thread's read of it, exactly as in CUDA.
+    #[inline(always)]
+    pub fn as_mut_ptr(&mut self) -> *mut T {
+        self.ptr.as_ptr()
+    }
+
     /// The element owned by thread `i`, or `None` past the end.
     #[inline(always)]
     pub fn get_mut(&mut self, i: ThreadIndex) -> Option<&mut T> {

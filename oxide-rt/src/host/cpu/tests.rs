@@ -287,6 +287,43 @@ fn multi_dimensional_indices_are_unique() {
     }
 }
 
+/// `thread::index()` (kept up to date by the executor) is exactly CUDA's linearisation, in both
+/// modes and over grids of many small blocks (which workers take in chunks).
+#[test]
+fn index_matches_the_gpu_formula() {
+    for cfg in [LaunchConfig::new((7, 5, 3), (3, 2, 2)), LaunchConfig::new((4097, 3, 1), (1, 1, 1)), LaunchConfig::new(300, 64)] {
+        for kernel in [plain(), fibers()] {
+            let n = (cfg.grid.volume() * cfg.block.volume()) as usize;
+            let o = out(n);
+            cpu_launch(&kernel, cfg, || {
+                let (t, b, bd, gd) = (thread_idx(), dev::block_idx(), dev::block_dim(), dev::grid_dim());
+                let in_block = t.x + bd.x * (t.y + bd.y * t.z);
+                let block = b.x + gd.x * (b.y + gd.y * b.z);
+                let want = block as usize * bd.volume() as usize + in_block as usize;
+                assert_eq!(index().get(), want);
+                assert_eq!(dev::lane_id() + 32 * dev::warp_id(), in_block);
+                o[want].store(in_block, Relaxed);
+            })
+            .unwrap();
+            let per_block = cfg.block.volume() as u32;
+            assert!(values(&o).iter().enumerate().all(|(i, v)| *v == i as u32 % per_block));
+        }
+    }
+}
+
+#[test]
+fn blocks_step_in_linear_order() {
+    let grid = Dim3::new(3, 4, 5);
+    let mut b = Dim3::new(0, 0, 0);
+    for i in 0..grid.volume() {
+        assert_eq!(b, super::unlinear(i, grid));
+        b = super::next_block(b, grid);
+    }
+    assert_eq!(super::chunk_blocks(1, 2, 1024), 1);
+    assert_eq!(super::chunk_blocks(65_536, 2, 256), 256);
+    assert_eq!(super::chunk_blocks(64, 2, 1), 4);
+}
+
 fn expect_panic(r: Result<(), Error>, message: &str, line: u32) {
     match r {
         Err(Error::KernelPanic { kernel, message: m, location }) => {
