@@ -16,7 +16,8 @@ step env OXIDE_BACKEND=cuda "$BIN/sgemm" 1531   # the full f64 check of 4096^3 t
 step env OXIDE_LOG=1 "$BIN/prebuilt"
 step env OXIDE_LOG=1 OXIDE_FORCE_PTX=1 "$BIN/prebuilt"
 step env OXIDE_BACKEND=cuda "$BIN/kargs"
-step "$BIN/cargo-oxide" doctor
+# Informational: the GPU machine has no device toolchain, so doctor exits 1 by design there.
+echo; echo "=== cargo-oxide doctor"; "$BIN/cargo-oxide" doctor || true
 SAN="${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
 # Small sizes: the sanitizer slows kernels by orders of magnitude.
 declare -A SMALL=([saxpy]=100003 [reduction]=100003 [sgemm]=200 [histogram]=100003 [transpose]=1000 [softmax]=300 [stencil]=300 [scan]=100003)

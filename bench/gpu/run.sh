@@ -7,10 +7,14 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$OUT/twins"
 NVCC="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
 "$NVCC" --version | tail -n 2
+start=$(date +%s.%N)
 for cu in "$HERE"/cuda/*.cu; do
   name="$(basename "$cu" .cu)"
+  t0=$(date +%s.%N)
   "$NVCC" -O3 -arch=sm_90 -ptx "$cu" -o "$OUT/twins/$name.ptx"
+  echo "nvcc $name.cu: $(awk "BEGIN {printf \"%.2f\", $(date +%s.%N) - $t0}") s"
 done
+echo "nvcc, all twins: $(awk "BEGIN {printf \"%.2f\", $(date +%s.%N) - $start}") s"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64"
 "$BIN" --twins "$OUT/twins" --csv "$OUT/bench.csv" "${@:3}"
