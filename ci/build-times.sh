@@ -15,10 +15,12 @@ cd "$WORK/saxpy"
 sed -i -e "s|^version.workspace = true|version = \"0.1.0\"|" -e "s|^edition.workspace = true|edition = \"2021\"|" \
        -e "s|^license.workspace = true||" \
        -e "s|oxide-rt = { workspace = true }|oxide-rt = { path = \"$ROOT/oxide-rt\" }|" \
-       -e "s|oxide-build = { workspace = true }|oxide-build = { path = \"$ROOT/oxide-build\" }|" Cargo.toml
+       -e "s|oxide-build = { workspace = true }|oxide-build = { path = \"$ROOT/oxide-build\" }|" \
+       -e "s|example-common = { path = \"../common\" }|example-common = { path = \"$ROOT/examples/common\" }|" \
+       -e "s|cudarc = { workspace = true }|$(grep '^cudarc = ' "$ROOT/Cargo.toml")|" Cargo.toml
 printf '\n[workspace]\n' >> Cargo.toml
 export CARGO_TARGET_DIR="$WORK/target"
-cargo build --release -q 2>/dev/null   # host dependencies, not timed
+cargo build --release -q   # host dependencies, not timed
 
 device_time() { grep -o 'oxide-build: [a-zA-Z ()+-]*: [0-9.]*s' | awk -F': ' '{gsub("s","",$3); t+=$3} END {printf "%.2f", t+0}'; }
 run() {

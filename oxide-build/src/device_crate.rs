@@ -38,7 +38,7 @@ pub(crate) fn generate(spec: &Spec<'_>) -> Result<DeviceCrate, Error> {
          [lib]\npath = \"lib.rs\"\ncrate-type = [\"cdylib\"]\n\n\
          [dependencies]\n{deps}\n\
          # Identical for every device crate, so they share one build of `core`.\n\
-         [profile.release]\nopt-level = 3\npanic = \"abort\"\nlto = true\ncodegen-units = 1\ndebug = false\n\
+         [profile.release]\nopt-level = 3\npanic = \"abort\"\nlto = true\ncodegen-units = 16\ndebug = false\n\
          debug-assertions = false\noverflow-checks = false\nincremental = false\n\n\
          [workspace]\n",
         host = spec.host_package,
