@@ -58,7 +58,7 @@ pub(crate) fn parse_verbose(text: &str) -> BTreeMap<String, KernelResources> {
         } else if let Some(k) = current.as_ref().and_then(|c| map.get_mut(c)) {
             let num_before = |needle: &str| -> Option<u32> {
                 let idx = line.find(needle)?;
-                line[..idx].split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).last()?.parse().ok()
+                line[..idx].split(|c: char| !c.is_ascii_digit()).rfind(|s| !s.is_empty())?.parse().ok()
             };
             if line.contains("stack frame") {
                 k.stack_frame = num_before(" bytes stack frame").unwrap_or(0);

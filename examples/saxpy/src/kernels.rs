@@ -6,6 +6,6 @@ use oxide_rt::device::*;
 pub fn saxpy(a: f32, x: &[f32], mut y: DisjointSlice<f32>) {
     let i = thread::index_1d();
     if let Some(yi) = y.get_mut(i) {
-        *yi = a * x[i.get()] + *yi;
+        *yi += a * x[i.get()];
     }
 }
