@@ -199,13 +199,16 @@ pub fn classify(ty: &Type) -> ArgKind {
         Type::Reference(_) => ArgKind::Invalid,
         Type::Path(p) if p.qself.is_none() => {
             let Some(last) = p.path.segments.last() else { return ArgKind::Invalid };
-            if last.ident == "DisjointSlice" {
+            // `DisjointSlice<T>` and `DisjointChunks<T, N>` (its chunk size may parse as a type).
+            let chunks = last.ident == "DisjointChunks";
+            if last.ident == "DisjointSlice" || chunks {
                 if let syn::PathArguments::AngleBracketed(ab) = &last.arguments {
                     let mut types = ab.args.iter().filter_map(|a| match a {
                         syn::GenericArgument::Type(t) => Some(t),
                         _ => None,
                     });
-                    if let (Some(elem), None) = (types.next(), types.next()) {
+                    let (first, second) = (types.next(), types.next());
+                    if let (Some(elem), None, _) | (Some(elem), Some(_), true) = (first, second, chunks) {
                         return ArgKind::SliceOut { elem: elem.clone() };
                     }
                 }

@@ -70,7 +70,8 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 params.push(quote! { #ptr: *mut #elem, #len: usize });
                 // SAFETY: the host launcher passed an exclusive borrow of a device slice of
                 // `len` elements; each thread writes only at its unique ThreadIndex.
-                call.push(quote! { unsafe { ::oxide_rt::__private::DisjointSlice::from_raw(#ptr, #len) } });
+                let ty = &a.ty;
+                call.push(quote! { unsafe { <#ty as ::oxide_rt::__private::OutputSlice>::from_raw(#ptr, #len) } });
             }
         }
     }
@@ -177,7 +178,8 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 });
                 // SAFETY: `ptr`/`len` come from an exclusive borrow held for the whole launch;
                 // each simulated thread writes only at its own unique ThreadIndex.
-                cpu_call.push(quote! { unsafe { #p::DisjointSlice::from_raw(#ptr.get(), #len) } });
+                let ty = &a.ty;
+                cpu_call.push(quote! { unsafe { <#ty as #p::OutputSlice>::from_raw(#ptr.get(), #len) } });
             }
         }
     }

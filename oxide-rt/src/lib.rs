@@ -57,6 +57,7 @@ pub struct EmbeddedModule {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::device::DisjointSlice;
+    pub use crate::device::slice::OutputSlice;
 
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::nvptx::{assume_dims, handle_panic};

@@ -62,3 +62,94 @@ impl<'a, T> DisjointSlice<'a, T> {
         }
     }
 }
+
+/// A kernel's output buffer owned in fixed chunks of `N` elements: thread `i` owns elements
+/// `i*N .. (i+1)*N`. `N` is part of the argument's type, so every thread of a launch uses the
+/// same chunking and chunks of distinct [`ThreadIndex`]es never overlap (a chunk size chosen at
+/// each call would let two threads pick overlapping ranges). For a thread computing several
+/// outputs, e.g. a 4-wide vector or a row of a small tile.
+pub struct DisjointChunks<'a, T, const N: usize> {
+    ptr: NonNull<T>,
+    len: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T, const N: usize> DisjointChunks<'a, T, N> {
+    /// # Safety
+    /// As [`DisjointSlice::from_raw`], with "element" read as "chunk of `N` elements".
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+        // SAFETY: non-null by the contract (the launchers substitute an aligned dangling
+        // address for empty slices).
+        let ptr = unsafe { NonNull::new_unchecked(ptr) };
+        DisjointChunks { ptr, len, _borrow: PhantomData }
+    }
+
+    /// Elements in the whole buffer.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The full chunk of thread `i`, or `None` when it does not fit entirely (see
+    /// [`chunk_mut`](Self::chunk_mut) for a short last chunk).
+    #[inline(always)]
+    pub fn get_mut(&mut self, i: ThreadIndex) -> Option<&mut [T; N]> {
+        let start = i.get().checked_mul(N)?;
+        if N > 0 && start.checked_add(N)? <= self.len {
+            // SAFETY: `start..start+N` is in bounds (checked above); no other thread owns any of
+            // these elements (distinct ThreadIndex → disjoint chunks, same N for all) and
+            // `&mut self` stops this thread from taking its chunk twice.
+            Some(unsafe { &mut *(self.ptr.as_ptr().add(start) as *mut [T; N]) })
+        } else {
+            None
+        }
+    }
+
+    /// The chunk of thread `i`, shorter than `N` for the last one when `len` is not a multiple
+    /// of `N`; `None` past the end.
+    #[inline(always)]
+    pub fn chunk_mut(&mut self, i: ThreadIndex) -> Option<&mut [T]> {
+        let start = i.get().checked_mul(N)?;
+        if start < self.len {
+            let n = N.min(self.len - start);
+            // SAFETY: as in `get_mut`, for `start..start+n` within bounds.
+            Some(unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr().add(start), n) })
+        } else {
+            None
+        }
+    }
+}
+
+/// How generated code turns a kernel's output pointer and length back into its output type.
+#[doc(hidden)]
+pub trait OutputSlice {
+    type Elem;
+    /// # Safety
+    /// The `from_raw` contract of the implementing type.
+    unsafe fn from_raw(ptr: *mut Self::Elem, len: usize) -> Self;
+}
+
+impl<T> OutputSlice for DisjointSlice<'_, T> {
+    type Elem = T;
+    #[inline(always)]
+    unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+        // SAFETY: forwarded contract.
+        unsafe { DisjointSlice::from_raw(ptr, len) }
+    }
+}
+
+impl<T, const N: usize> OutputSlice for DisjointChunks<'_, T, N> {
+    type Elem = T;
+    #[inline(always)]
+    unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+        // SAFETY: forwarded contract.
+        unsafe { DisjointChunks::from_raw(ptr, len) }
+    }
+}

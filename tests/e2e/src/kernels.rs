@@ -32,3 +32,16 @@ pub fn bounded(x: &[u32], mut y: DisjointSlice<u32>) {
         *o = x[i.get()].wrapping_mul(3);
     }
 }
+
+/// Each thread owns a chunk of four outputs: `out[4i + k] = x[i] * (k + 1)`; the last chunk
+/// may be short.
+#[kernel(dims = 1)]
+pub fn quads(x: &[u32], mut out: DisjointChunks<u32, 4>) {
+    let i = thread::index();
+    let Some(&v) = x.get(i.get()) else { return };
+    if let Some(chunk) = out.chunk_mut(i) {
+        for (k, o) in chunk.iter_mut().enumerate() {
+            *o = v * (k as u32 + 1);
+        }
+    }
+}

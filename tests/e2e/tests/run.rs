@@ -27,6 +27,19 @@ fn linear_ids_are_unique_for_a_3d_geometry_on_the_cpu() {
     assert_eq!(out, (0..n as u32).collect::<Vec<_>>());
 }
 
+fn quads_reference(x: &[u32], len: usize) -> Vec<u32> {
+    (0..len).map(|j| x[j / 4] * (j as u32 % 4 + 1)).collect()
+}
+
+#[test]
+fn disjoint_chunks_give_each_thread_its_own_four_outputs_on_the_cpu() {
+    let x: Vec<u32> = (0..1003).map(|i| i * 7 + 1).collect();
+    let len = 4 * x.len() - 2; // a short last chunk
+    let mut out = vec![0u32; len];
+    kernels::cpu_quads_with(LaunchConfig::for_num_elems(x.len() as u32, 128), &x, &mut out).unwrap();
+    assert_eq!(out, quads_reference(&x, len));
+}
+
 #[test]
 fn a_dims_1_kernel_refuses_a_2d_launch() {
     let x = inputs(64);
@@ -77,6 +90,18 @@ fn gpu_results_match_the_cpu() {
     let mut d = s.alloc_zeros::<u32>(m).unwrap();
     kernels::launch_linear_ids(s, grid, block, &mut d).unwrap();
     assert_eq!(s.clone_dtoh(&d).unwrap(), (0..m as u32).collect::<Vec<_>>());
+}
+
+#[test]
+fn disjoint_chunks_on_the_gpu() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let x: Vec<u32> = (0..100_003).map(|i| i * 7 + 1).collect();
+    let len = 4 * x.len() - 3;
+    let dx = s.clone_htod(&x).unwrap();
+    let mut d = s.alloc_zeros::<u32>(len).unwrap();
+    kernels::launch_quads_with(s, LaunchConfig::for_num_elems(x.len() as u32, 256), &dx, &mut d).unwrap();
+    assert_eq!(s.clone_dtoh(&d).unwrap(), quads_reference(&x, len));
 }
 
 #[test]
