@@ -21,7 +21,7 @@ pub struct Kernel<'a> {
     /// `#[kernel(instantiate(f32, f64))]`: one entry per concrete type (list) for a generic kernel.
     pub instantiate: Vec<Instance>,
     pub instantiate_span: Option<Span>,
-    pub is_unsafe: bool,
+    pub unsafe_fn: bool,
     /// Attribute errors, reported together with the validator's.
     pub attr_errors: Vec<Error>,
 }
@@ -108,7 +108,7 @@ impl<'a> Kernel<'a> {
             dims: attr.dims.unwrap_or(3),
             instantiate: attr.instantiate,
             instantiate_span: attr.instantiate_span,
-            is_unsafe: item.sig.unsafety.is_some(),
+            unsafe_fn: item.sig.unsafety.is_some(),
             attr_errors,
         }
     }

@@ -19,10 +19,10 @@ pub fn kernel_arg(input: &DeriveInput) -> TokenStream {
     let name = &input.ident;
     let errors = check(input);
     let impls = quote! {
-        // SAFETY: `#[derive(KernelArg)]` accepted the struct: it is `#[repr(C)]` (C layout on both
-        // targets), has no generics, and every field is a `KernelArg` (asserted below), so it is
-        // plain data with no invalid values; its host layout is checked against the nvptx64
-        // layout below whenever the crate is built by oxide-build.
+        // `#[derive(KernelArg)]` accepted the struct: `#[repr(C)]`, no generics, every field a
+        // `KernelArg` (asserted below); its host layout is checked against nvptx64's below
+        // whenever the crate is built by oxide-build.
+        // SAFETY: so it is plain `#[repr(C)]` data of `KernelArg` fields, with no invalid values.
         unsafe impl #p::KernelArg for #name {}
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: as above; the bytes of the value are exactly what the kernel reads.
@@ -212,14 +212,7 @@ fn check(input: &DeriveInput) -> Result<(), Error> {
         }
     }
 
-    let mut errors = errors.into_iter();
-    match errors.next() {
-        None => Ok(()),
-        Some(mut first) => {
-            first.extend(errors);
-            Err(first)
-        }
-    }
+    crate::valid::combine(errors)
 }
 
 #[cfg(test)]

@@ -62,20 +62,18 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             }
             ArgKind::SliceIn { elem } => {
                 params.push(quote! { #ptr: *const #elem, #len: usize });
-                // SAFETY: the host launcher passed a shared borrow of a device slice of
-                // exactly `len` elements that outlives the launch.
+                // SAFETY: the host launcher passed a shared borrow of a device slice of exactly `len` elements that outlives the launch.
                 call.push(quote! { unsafe { ::oxide_rt::__private::slice_from_raw(#ptr, #len) } });
             }
             ArgKind::SliceOut { elem } => {
                 params.push(quote! { #ptr: *mut #elem, #len: usize });
-                // SAFETY: the host launcher passed an exclusive borrow of a device slice of
-                // `len` elements; each thread writes only at its unique ThreadIndex.
                 let ty = &a.ty;
+                // SAFETY: the launcher passed an exclusive borrow of `len` elements; each thread writes only its own.
                 call.push(quote! { unsafe { <#ty as ::oxide_rt::__private::OutputSlice>::from_raw(#ptr, #len) } });
             }
         }
     }
-    let call_body = if k.is_unsafe {
+    let call_body = if k.unsafe_fn {
         // SAFETY: the caller of the `unsafe` launcher upheld the kernel's contract.
         quote! { unsafe { self::#name #turbofish(#(#call),*) } }
     } else {
@@ -85,8 +83,7 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     // the optimiser the unused ones are 1 (extents) and 0 (indices).
     let dims = k.dims;
     let call_body = if dims < 3 {
-        // SAFETY: the host launchers (GPU and CPU) reject any launch whose grid or block uses a
-        // dimension beyond `dims`, so these facts hold in every launch of this entry.
+        // SAFETY: the host launchers (GPU and CPU) reject any launch whose grid or block uses a dimension beyond `dims`, so these facts hold in every launch of this entry.
         quote! { unsafe { ::oxide_rt::__private::assume_dims::<#dims>() }; #call_body }
     } else {
         call_body
@@ -124,7 +121,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     let p = quote!(::oxide_rt::__private);
     let (launch, launch_with) = (format_ident!("launch_{}", base), format_ident!("launch_{}_with", base));
     let (cpu, cpu_with) = (format_ident!("cpu_{}", base), format_ident!("cpu_{}_with", base));
-    let unsafety = k.is_unsafe.then(|| quote!(unsafe));
+    let unsafety = k.unsafe_fn.then(|| quote!(unsafe));
 
     let mut gpu_params = Vec::new();
     let mut gpu_prep = Vec::new();
@@ -176,14 +173,13 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                     let #len: usize = #id.len();
                     let #ptr = #p::SendPtr(#id.as_mut_ptr());
                 });
-                // SAFETY: `ptr`/`len` come from an exclusive borrow held for the whole launch;
-                // each simulated thread writes only at its own unique ThreadIndex.
                 let ty = &a.ty;
+                // SAFETY: `ptr`/`len` come from an exclusive borrow held for the launch; each thread writes only its own.
                 cpu_call.push(quote! { unsafe { <#ty as #p::OutputSlice>::from_raw(#ptr.get(), #len) } });
             }
         }
     }
-    let call_kernel = if k.is_unsafe {
+    let call_kernel = if k.unsafe_fn {
         // SAFETY: the caller of this `unsafe` launcher upheld the kernel's contract.
         quote! { unsafe { self::#name #turbofish(#(#cpu_call),*) } }
     } else {
@@ -229,10 +225,10 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             #(#gpu_prep)*
             let mut __oxide_args = __oxide_stream.launch_builder(&__oxide_func);
             #(#gpu_push)*
-            // SAFETY: the arguments pushed above are exactly the parameters of the generated
-            // `ptx-kernel` entry, in order and with the same types (scalars by value, slices as
-            // pointer + length); the slice borrows outlive the launch, and the stream records
-            // their use so later frees and writes wait for the kernel.
+            // The arguments pushed above are exactly the parameters of the generated `ptx-kernel`
+            // entry, in order and with the same types (scalars by value, slices as pointer +
+            // length); the stream records the slices' use so later frees and writes wait.
+            // SAFETY: so the launch matches the kernel's signature and its borrows outlive it.
             unsafe { __oxide_args.launch(__oxide_cfg) }
                 .map(|_| ())
                 .map_err(|source| #p::launch_error(#export, source))

@@ -129,6 +129,11 @@ pub fn check(k: &Kernel<'_>) -> Result<(), Error> {
         check_arg(&arg.ty, &arg.kind, &mut err);
     }
 
+    combine(errors)
+}
+
+/// All collected errors as one `syn::Error` (reported together), or `Ok` when there are none.
+pub fn combine(errors: Vec<Error>) -> Result<(), Error> {
     let mut errors = errors.into_iter();
     match errors.next() {
         None => Ok(()),

@@ -41,8 +41,7 @@ pub unsafe trait KernelArg {}
 
 macro_rules! scalars {
     ($($t:ty),*) => {$(
-        // SAFETY: a primitive number is plain data, every bit pattern is valid, and its size and
-        // alignment are fixed by the type (64-bit for usize/isize, see the assertion below).
+        // SAFETY: a primitive number is plain data, every bit pattern is valid, and its size and alignment are fixed by the type (64-bit for usize/isize, see the assertion below).
         unsafe impl KernelArg for $t {}
     )*};
 }
@@ -57,8 +56,7 @@ const _: () = assert!(
     "oxide passes usize/isize kernel arguments as 64-bit values; the host must be a 64-bit target"
 );
 
-// SAFETY: an array of kernel arguments is laid out as N consecutive elements without padding on
-// every target, so it inherits the element's guarantees.
+// SAFETY: an array of kernel arguments is laid out as N consecutive elements without padding on every target, so it inherits the element's guarantees.
 unsafe impl<T: KernelArg, const N: usize> KernelArg for [T; N] {}
 
 /// Compile-time check used by generated code: names `T` in an error when it is no kernel argument.

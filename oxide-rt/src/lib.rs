@@ -100,8 +100,7 @@ pub mod __private {
     /// branch is needed here.
     #[inline(always)]
     pub unsafe fn slice_from_raw<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
-        // SAFETY: guaranteed by the caller, see above; `ptr` is non-null and aligned even when
-        // `len == 0`.
+        // SAFETY: guaranteed by the caller, see above; `ptr` is non-null and aligned even when `len == 0`.
         unsafe { core::slice::from_raw_parts(ptr, len) }
     }
 

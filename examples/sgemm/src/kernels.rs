@@ -76,8 +76,7 @@ pub fn sgemm(m: u32, n: u32, k: u32, alpha: f32, a: &[f32], b: &[f32], beta: f32
         let (mut ra, mut rb) = ([0.0f32; 4], [0.0f32; 4]);
         if kb + BK <= k {
             for i in 0..4 {
-                // SAFETY: row < m and a_k + kb < k, so the index is < m * k <= a.len(); col < n
-                // and b_k + kb < k, so the index is < k * n <= b.len().
+                // SAFETY: row < m and a_k + kb < k, so the index is < m * k <= a.len(); col < n and b_k + kb < k, so the index is < k * n <= b.len().
                 unsafe {
                     ra[i] = *a.get_unchecked((a_off[i] + kb as u32) as usize);
                     rb[i] = *b.get_unchecked((b_off[i] + (kb * n) as u32) as usize);

@@ -33,8 +33,9 @@ pub fn stencil5(input: &[f32], rows: u32, cols: u32, wc: f32, wn: f32, ws: f32, 
         let gy = (y0 + ty).saturating_sub(1).min(rows - 1);
         let gx = (x0 + tx).saturating_sub(1).min(cols - 1);
         // `get`: rows/cols that do not match the input read zeros instead of panicking, so
-        // the kernel carries no panic path. SAFETY: k < TW * TH, the tile's length.
+        // the kernel carries no panic path.
         let v = input.get(gy as usize * cols as usize + gx as usize).copied().unwrap_or(0.0);
+        // SAFETY: k < TW * TH, the tile's length.
         unsafe { tile.flat().set_unchecked(k as usize, v) };
         k += BX * BY;
     }
@@ -43,8 +44,7 @@ pub fn stencil5(input: &[f32], rows: u32, cols: u32, wc: f32, wn: f32, ws: f32, 
     let (tx, ty) = (t.x as usize + 1, t.y as usize + 1);
     if let Some(i) = thread::index_2d_row_major(cols as usize) {
         if let Some(o) = out.get_mut(i) {
-            // SAFETY: the block is BX x BY (checked above), so 1 <= tx <= BX and
-            // 1 <= ty <= BY, and every neighbour lies within the TH x TW tile.
+            // SAFETY: the block is BX x BY (checked above), so 1 <= tx <= BX and 1 <= ty <= BY, and every neighbour lies within the TH x TW tile.
             let (c, n, s, w, e) = unsafe {
                 (tile.get_unchecked(ty, tx), tile.get_unchecked(ty - 1, tx), tile.get_unchecked(ty + 1, tx), tile.get_unchecked(ty, tx - 1), tile.get_unchecked(ty, tx + 1))
             };

@@ -143,8 +143,7 @@ has_atomic!(u32 => AtomicU32, i32 => AtomicI32, u64 => AtomicU64, i64 => AtomicI
 // Kernel arguments: `&[AtomicF32]` / `&[AtomicF64]` work as kernel inputs that threads update
 // (the host passes a `CudaSlice<AtomicF32>`). core's integer atomics cannot implement cudarc's
 // `DeviceRepr` (both foreign), so `&[AtomicU32]` needs support in `#[kernel]` itself.
-// SAFETY: an `UnsafeCell<f32>` is 4 plain bytes, the same on host and nvptx64, valid for every
-// bit pattern; no pointers.
+// SAFETY: an `UnsafeCell<f32>` is 4 plain bytes on host and nvptx64, valid for any bits.
 unsafe impl crate::KernelArg for AtomicF32 {}
 // SAFETY: as above, 8 bytes.
 unsafe impl crate::KernelArg for AtomicF64 {}
@@ -173,8 +172,7 @@ mod imp {
         ($op:literal, $ty:literal, $class:ident, $t:ty, $p:expr, $v:expr, $scope:expr) => {{
             let r: $t;
             let (p, v) = ($p, $v);
-            // SAFETY: `p` comes from a live atomic reference (aligned, valid memory); the asm
-            // only performs the atomic read-modify-write on it.
+            // SAFETY: `p` comes from a live atomic reference (aligned, valid memory); the asm only performs the atomic read-modify-write on it.
             unsafe {
                 match $scope {
                     Scope::Block => asm!(concat!("atom.relaxed.cta.", $op, ".", $ty, " {r}, [{p}], {v};"), r = out($class) r, p = in(reg64) p, v = in($class) v, options(nostack)),

@@ -336,16 +336,14 @@ fn collective(what: &str, op: Op) -> (u32, u32) {
     if f.is_null() {
         not_in_fiber(what)
     }
-    // SAFETY: the scheduler points `fiber` at the slot of the fiber running now on this OS thread;
-    // the slot lives until the whole block has finished, which is after this call returns.
+    // SAFETY: the scheduler points `fiber` at the slot of the fiber running now on this OS thread; the slot lives until the whole block has finished, which is after this call returns.
     let fiber = unsafe { &*f };
     if fiber.abort.get() {
         std::panic::resume_unwind(Box::new(BlockAborted));
     }
     fiber.op.set(op);
     let y = fiber.yielder.get();
-    // SAFETY: set by the fiber's entry closure to its own yielder, which lives as long as the
-    // coroutine; we are running on that coroutine's stack right now.
+    // SAFETY: set by the fiber's entry closure to its own yielder, which lives as long as the coroutine; we are running on that coroutine's stack right now.
     unsafe { (*y).suspend(()) };
     if fiber.abort.get() {
         std::panic::resume_unwind(Box::new(BlockAborted));
@@ -445,8 +443,7 @@ pub(crate) fn shfl_source(mode: ShflMode, lane: u32, b: u32, width: u32) -> Opti
 /// Per-block storage of the `static` shared declaration identified by `key`.
 pub fn shared_static(key: *const u8, bytes: usize, align: usize) -> *mut u8 {
     let mem = in_launch(|c| c.mem.get());
-    // SAFETY: non-null (checked by `in_launch`) and alive until the block finishes, which is
-    // after every thread of the block has returned.
+    // SAFETY: non-null (checked by `in_launch`) and alive until the block finishes, which is after every thread of the block has returned.
     unsafe { (*mem).static_ptr(key, bytes, align) }
 }
 

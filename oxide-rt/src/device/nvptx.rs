@@ -40,16 +40,14 @@ pub fn grid_dim() -> Dim3 {
 
 #[inline(always)]
 pub fn sync_threads() {
-    // SAFETY: `bar.sync 0` (LLVM's convergent `llvm.nvvm.barrier0`); CUDA's rule that all
-    // threads of the block reach it is documented on `sync::sync_threads`.
+    // SAFETY: `bar.sync 0` (LLVM's convergent `llvm.nvvm.barrier0`); CUDA's rule that all threads of the block reach it is documented on `sync::sync_threads`.
     unsafe { nvptx::_syncthreads() }
 }
 
 #[inline(always)]
 pub fn sync_threads_count(pred: bool) -> u32 {
     let n: u32;
-    // SAFETY: `bar.red.popc` is `bar.sync 0` that also counts the threads whose predicate is
-    // true; same reach rule as `sync_threads`. The braces scope the temporary predicates.
+    // SAFETY: `bar.red.popc` is `bar.sync 0` that also counts the threads whose predicate is true; same reach rule as `sync_threads`. The braces scope the temporary predicates.
     unsafe {
         asm!(
             "{{ .reg .pred %oxp; setp.ne.u32 %oxp, {p}, 0; bar.red.popc.u32 {n}, 0, %oxp; }}",
@@ -93,8 +91,7 @@ pub fn sync_threads_or(pred: bool) -> bool {
 
 #[inline(always)]
 pub fn sync_warp(mask: u32) {
-    // SAFETY: `bar.warp.sync` waits for the lanes in `mask`; each of them must execute it with
-    // the same mask (documented on `sync::sync_warp`).
+    // SAFETY: `bar.warp.sync` waits for the lanes in `mask`; each of them must execute it with the same mask (documented on `sync::sync_warp`).
     unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
 }
 
@@ -149,8 +146,7 @@ pub fn shfl_u32(mode: ShflMode, mask: u32, value: u32, lane_or_delta: u32, width
     // bits clamp the source lane (0 for `up`, 31 otherwise).
     let seg = (32u32.wrapping_sub(width) & 31) << 8;
     let r: u32;
-    // SAFETY: `shfl.sync` with a member mask; every lane in `mask` must execute the same shuffle
-    // (documented on the `warp` functions). Lanes outside the segment read their own value.
+    // SAFETY: `shfl.sync` with a member mask; every lane in `mask` must execute the same shuffle (documented on the `warp` functions). Lanes outside the segment read their own value.
     unsafe {
         match mode {
             ShflMode::Idx => asm!("shfl.sync.idx.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg | 31, m = in(reg32) mask, options(nostack)),
@@ -264,8 +260,7 @@ pub fn handle_panic<const MESSAGE: bool>(info: &core::panic::PanicInfo<'_>) -> !
     // SAFETY: reading a pointer-sized global of this module.
     let rec = unsafe { core::ptr::read_volatile(&raw const __oxide_panic_buffer) };
     if !rec.is_null() {
-        // SAFETY: the host points the global at a live, mapped `PanicRecord` before any launch
-        // of this module, and `record` writes it only after winning its `state` flag.
+        // SAFETY: the host points the global at a live, mapped `PanicRecord` before any launch of this module, and `record` writes it only after winning its `state` flag.
         unsafe { super::panic_record::record::<MESSAGE>(rec, info, thread_idx(), block_idx()) };
         // Make the record visible to the host before the context dies.
         fence_system();

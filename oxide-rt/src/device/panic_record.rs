@@ -44,8 +44,7 @@ pub(crate) struct PanicRecord {
 pub(crate) unsafe fn record<const MESSAGE: bool>(rec: *mut PanicRecord, info: &core::panic::PanicInfo<'_>, thread: Dim3, block: Dim3) {
     use core::fmt::Write as _;
     use core::sync::atomic::{AtomicU32, Ordering};
-    // SAFETY: `state` is a 4-aligned u32 in live memory, only ever accessed atomically while
-    // kernels run (the host reads it after they have stopped).
+    // SAFETY: `state` is a 4-aligned u32 in live memory, only ever accessed atomically while kernels run (the host reads it after they have stopped).
     let state = unsafe { AtomicU32::from_ptr(&raw mut (*rec).state) };
     if state.compare_exchange(EMPTY, WRITING, Ordering::Relaxed, Ordering::Relaxed).is_err() {
         return; // another thread's panic is already reported

@@ -39,8 +39,7 @@ pub fn __print(args: fmt::Arguments<'_>, newline: bool) {
     buf.bytes[buf.len] = 0;
     // vprintf's argument block: one 8-byte pointer for the `%s`.
     let arg: *const u8 = buf.bytes.as_ptr();
-    // SAFETY: both strings are NUL-terminated and live for the call; the argument block holds
-    // exactly the one pointer the format asks for.
+    // SAFETY: both strings are NUL-terminated and live for the call; the argument block holds exactly the one pointer the format asks for.
     unsafe {
         core::arch::nvptx::vprintf(c"%s".as_ptr() as *const u8, &arg as *const *const u8 as *const core::ffi::c_void);
     }

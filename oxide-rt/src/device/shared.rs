@@ -82,8 +82,7 @@ impl<T: SharedElem> SharedSlice<T> {
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
-        // SAFETY: in bounds; a plain load, racing accesses being the program's responsibility
-        // (module rules), and any bit pattern being a valid `T` (`SharedElem`).
+        // SAFETY: in bounds; a plain load, racing accesses being the program's responsibility (module rules), and any bit pattern being a valid `T` (`SharedElem`).
         unsafe { self.ptr.add(i).read() }
     }
 
@@ -143,9 +142,9 @@ impl<T: SharedElem> SharedSlice<T> {
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
-        // SAFETY: in bounds; `T::Atomic` has `T`'s size and alignment (asserted where
-        // `HasAtomic` is implemented); shared memory lives for the whole kernel, and the
-        // reference only allows atomic accesses.
+        // `T::Atomic` has `T`'s size and alignment (asserted where `HasAtomic` is implemented);
+        // shared memory lives for the whole kernel; the reference allows only atomic accesses.
+        // SAFETY: in bounds (checked above), with the layout and lifetime just described.
         unsafe { &*(self.ptr.add(i) as *const T::Atomic) }
     }
 
@@ -248,8 +247,7 @@ pub fn dynamic_shared<T: SharedElem>() -> SharedSlice<T> {
         0 => 0,
         n => bytes / n,
     };
-    // SAFETY: the backend returns the block's dynamic shared memory window, 16-byte aligned and
-    // `bytes` long, alive for the whole kernel.
+    // SAFETY: the backend returns the block's dynamic shared memory window, 16-byte aligned and `bytes` long, alive for the whole kernel.
     unsafe { SharedSlice::from_raw(ptr as *mut T, len) }
 }
 
@@ -265,8 +263,7 @@ pub fn dynamic_shared_bytes() -> usize {
 #[inline(always)]
 pub fn __static_shared<T: SharedElem>(key: *const u8, len: usize) -> SharedSlice<T> {
     let ptr = backend::shared_static(key, core::mem::size_of::<T>() * len, core::mem::align_of::<T>());
-    // SAFETY: the executor hands every thread of a block the same zeroed storage of this size
-    // and alignment for the declaration `key`, alive until the block ends.
+    // SAFETY: the executor hands every thread of a block the same zeroed storage of this size and alignment for the declaration `key`, alive until the block ends.
     unsafe { SharedSlice::from_raw(ptr as *mut T, len) }
 }
 
@@ -289,8 +286,7 @@ macro_rules! shared_array {
             // The IR stage moves statics of this section to `.shared` (addrspace 3).
             #[unsafe(link_section = "oxide.shared")]
             static mut __OXIDE_SHARED: ::core::mem::MaybeUninit<[$t; __OXIDE_LEN]> = ::core::mem::MaybeUninit::uninit();
-            // SAFETY: the address (taken with `&raw mut`, so it escapes and rustc cannot fold
-            // the never-stored static) is this block's array of `__OXIDE_LEN` elements.
+            // SAFETY: the address (taken with `&raw mut`, so it escapes and rustc cannot fold the never-stored static) is this block's array of `__OXIDE_LEN` elements.
             unsafe {
                 $crate::device::shared::SharedSlice::<$t>::from_raw(
                     ::core::ptr::addr_of_mut!(__OXIDE_SHARED) as *mut $t,

@@ -24,8 +24,7 @@ impl<'a, T> DisjointSlice<'a, T> {
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
-        // SAFETY: non-null by contract 3 (the launchers substitute an aligned dangling
-        // address for empty slices).
+        // SAFETY: non-null by contract 3 (the launchers substitute an aligned dangling address for empty slices).
         let ptr = unsafe { NonNull::new_unchecked(ptr) };
         DisjointSlice { ptr, len, _borrow: PhantomData }
     }
@@ -54,8 +53,7 @@ impl<'a, T> DisjointSlice<'a, T> {
     pub fn get_mut(&mut self, i: ThreadIndex) -> Option<&mut T> {
         let i = i.get();
         if i < self.len {
-            // SAFETY: in bounds (checked above); no other thread holds index `i` (ThreadIndex is
-            // unique per launch) and `&mut self` stops this thread from taking it twice.
+            // SAFETY: in bounds (checked above); no other thread holds index `i` (ThreadIndex is unique per launch) and `&mut self` stops this thread from taking it twice.
             Some(unsafe { &mut *self.ptr.as_ptr().add(i) })
         } else {
             None
@@ -80,8 +78,7 @@ impl<'a, T, const N: usize> DisjointChunks<'a, T, N> {
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
-        // SAFETY: non-null by the contract (the launchers substitute an aligned dangling
-        // address for empty slices).
+        // SAFETY: non-null by the contract (the launchers substitute an aligned dangling address for empty slices).
         let ptr = unsafe { NonNull::new_unchecked(ptr) };
         DisjointChunks { ptr, len, _borrow: PhantomData }
     }
@@ -103,9 +100,9 @@ impl<'a, T, const N: usize> DisjointChunks<'a, T, N> {
     pub fn get_mut(&mut self, i: ThreadIndex) -> Option<&mut [T; N]> {
         let start = i.get().checked_mul(N)?;
         if N > 0 && start.checked_add(N)? <= self.len {
-            // SAFETY: `start..start+N` is in bounds (checked above); no other thread owns any of
-            // these elements (distinct ThreadIndex → disjoint chunks, same N for all) and
+            // Distinct ThreadIndexes give disjoint chunks (N is the same for every thread) and
             // `&mut self` stops this thread from taking its chunk twice.
+            // SAFETY: `start..start+N` is in bounds (checked above) and owned by this thread only.
             Some(unsafe { &mut *(self.ptr.as_ptr().add(start) as *mut [T; N]) })
         } else {
             None

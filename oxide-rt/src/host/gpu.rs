@@ -162,8 +162,7 @@ fn jit_log(ctx: &CudaContext, ptx: &str) -> String {
         LOG as *mut c_void,
     ];
     let mut module: sys::CUmodule = std::ptr::null_mut();
-    // SAFETY: `src` is NUL-terminated PTX; each buffer option is paired with its size option and
-    // the buffers outlive the call; the context is bound to this thread above.
+    // SAFETY: `src` is NUL-terminated PTX; each buffer option is paired with its size option and the buffers outlive the call; the context is bound to this thread above.
     let rc = unsafe {
         sys::cuModuleLoadDataEx(&mut module, src.as_ptr() as *const c_void, options.len() as u32, options.as_mut_ptr(), values.as_mut_ptr())
     };

@@ -32,8 +32,7 @@ struct Slot {
     last_kernel: &'static str,
 }
 
-// SAFETY: `record` points to page-locked host memory that lives for the rest of the process
-// (never freed) and is only read on the host (volatile, after the kernels stopped).
+// SAFETY: `record` points to page-locked host memory that lives for the rest of the process (never freed) and is only read on the host (volatile, after the kernels stopped).
 unsafe impl Send for Slot {}
 
 static SLOTS: Mutex<Vec<Slot>> = Mutex::new(Vec::new());
@@ -61,8 +60,7 @@ fn slot_index(slots: &mut Vec<Slot>, ctx: &Arc<CudaContext>) -> Result<usize, Er
     // SAFETY: a plain page-locked allocation of `size` bytes; it is zeroed below before use.
     let host = unsafe { result::malloc_host(size, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE) }.map_err(driver)?;
     let record = host as *mut PanicRecord;
-    // SAFETY: `record` is a fresh allocation of exactly one `PanicRecord`, which is plain
-    // integers and bytes, so all-zero is a valid (empty) record.
+    // SAFETY: `record` is a fresh allocation of exactly one `PanicRecord`, which is plain integers and bytes, so all-zero is a valid (empty) record.
     unsafe { std::ptr::write_bytes(record, 0, 1) };
     let mut device_addr: sys::CUdeviceptr = 0;
     // SAFETY: `host` was allocated with DEVICEMAP in this (bound) context; flags must be 0.
@@ -127,9 +125,9 @@ pub fn synchronize(stream: &CudaStream) -> Result<(), Error> {
 
 fn read(slot: &Slot) -> Option<Error> {
     let rec = slot.record;
-    // SAFETY: `rec` is this context's live record (never freed). The device writes it before
-    // setting `state` to DONE and fences; the host reads the fields only after seeing DONE.
-    // Volatile reads: the device writes the memory behind the compiler's back.
+    // The device writes the record before setting `state` to DONE and fences; the host reads the
+    // fields only after seeing DONE, with volatile reads (the device writes behind our back).
+    // SAFETY: `rec` is this context's live record (never freed), read as described above.
     unsafe {
         if std::ptr::read_volatile(&raw const (*rec).state) != DONE {
             return None;

@@ -19,8 +19,7 @@ pub fn run(b: &Bench) -> Res<Row> {
     let twin = |out: &mut cudarc::driver::CudaSlice<u32>| -> Res<()> {
         let mut l = s.launch_builder(&f);
         l.arg(&dw).arg(&wlen).arg(&n64).arg(out).arg(&bins);
-        // SAFETY: the twin's signature is (const unsigned* words, u64 words_len, u64 n,
-        // unsigned* hist, u64 hist_len); words holds ceil(n / 4) words, hist 256 bins.
+        // SAFETY: the twin's signature is (const unsigned* words, u64 words_len, u64 n, unsigned* hist, u64 hist_len); words holds ceil(n / 4) words, hist 256 bins.
         unsafe { l.launch(cfg_raw(cfg)) }?;
         Ok(())
     };

@@ -22,8 +22,7 @@ pub fn run(b: &Bench) -> Res<Row> {
     let cuda_ms = b.time(|| {
         let mut l = s.launch_builder(&f);
         l.arg(&dx).arg(&n64).arg(&mut tout).arg(&one);
-        // SAFETY: the twin's signature is (const float*, u64 n, float* out, u64 out_len); x has
-        // n floats, out one.
+        // SAFETY: the twin's signature is (const float*, u64 n, float* out, u64 out_len); x has n floats, out one.
         unsafe { l.launch(cfg_raw(cfg)) }?;
         Ok(())
     })?;

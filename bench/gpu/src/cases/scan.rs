@@ -31,16 +31,14 @@ pub fn run(b: &Bench) -> Res<Row> {
                 Step::Totals => {
                     let mut l = s.launch_builder(&totals);
                     l.arg(input).arg(&stride).arg(&len).arg(&mut cur[0]).arg(&len);
-                    // SAFETY: (const unsigned*, u64, u64, unsigned*, u64); the input holds
-                    // len * stride elements, the output len.
+                    // SAFETY: (const unsigned*, u64, u64, unsigned*, u64); the input holds len * stride elements, the output len.
                     unsafe { l.launch(cfg) }?;
                 }
                 Step::Scan => {
                     let offsets = above.first().unwrap_or(&dummy);
                     let mut l = s.launch_builder(&blocks);
                     l.arg(input).arg(&stride).arg(&len).arg(offsets).arg(&mut cur[0]).arg(&len);
-                    // SAFETY: (const unsigned*, u64, u64, const unsigned*, unsigned*, u64), as
-                    // above; offsets holds one scanned total per full block below.
+                    // SAFETY: (const unsigned*, u64, u64, const unsigned*, unsigned*, u64), as above; offsets holds one scanned total per full block below.
                     unsafe { l.launch(cfg) }?;
                 }
             }

@@ -35,8 +35,7 @@ pub fn run(b: &Bench) -> Res<Row> {
     let launch_twin = |c: &mut cudarc::driver::CudaSlice<f32>| -> Res<()> {
         let mut l = s.launch_builder(&f);
         l.arg(&m32).arg(&n32).arg(&k32).arg(&p.alpha).arg(&da).arg(&alen).arg(&db).arg(&blen).arg(&p.beta).arg(c).arg(&clen);
-        // SAFETY: the twin's signature is (unsigned m, n, k, float alpha, const float* a, u64,
-        // const float* b, u64, float beta, float* c, u64) and a, b, c hold m*k, k*n, m*n floats.
+        // SAFETY: the twin's signature is (unsigned m, n, k, float alpha, const float* a, u64, const float* b, u64, float beta, float* c, u64) and a, b, c hold m*k, k*n, m*n floats.
         unsafe { l.launch(cfg_raw(cfg)) }?;
         Ok(())
     };
@@ -59,8 +58,7 @@ pub fn run(b: &Bench) -> Res<Row> {
         ldc: n as i32,
     };
     let launch_blas = |c: &mut cudarc::driver::CudaSlice<f32>| -> Res<()> {
-        // SAFETY: b is k x n row-major (= n x k column-major, ld n), a is m x k row-major
-        // (= k x m column-major, ld k), c holds m * n floats (n x m column-major, ld n).
+        // SAFETY: b is k x n row-major (= n x k column-major, ld n), a is m x k row-major (= k x m column-major, ld k), c holds m * n floats (n x m column-major, ld n).
         unsafe { blas.gemm(gemm_cfg, &db, &da, c) }?;
         Ok(())
     };

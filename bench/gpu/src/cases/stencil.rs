@@ -23,8 +23,7 @@ pub fn run(b: &Bench) -> Res<Row> {
     let cuda_ms = b.time(|| {
         let mut l = s.launch_builder(&f);
         l.arg(&din).arg(&r32).arg(&c32).arg(&wc).arg(&wn).arg(&ws).arg(&ww).arg(&we).arg(&mut tout);
-        // SAFETY: the twin's signature is (const float*, unsigned, unsigned, float x5, float*),
-        // both buffers hold n floats.
+        // SAFETY: the twin's signature is (const float*, unsigned, unsigned, float x5, float*), both buffers hold n floats.
         unsafe { l.launch(cfg_raw(cfg)) }?;
         Ok(())
     })?;

@@ -22,8 +22,7 @@ pub fn run(b: &Bench) -> Res<Row> {
     let cuda_ms = b.time(|| {
         let mut l = s.launch_builder(&f);
         l.arg(&r32).arg(&c32).arg(&din).arg(&n64).arg(&mut tout).arg(&n64);
-        // SAFETY: the twin's signature is (unsigned rows, unsigned cols, const float* in, u64
-        // in_len, float* out, u64 out_len); both buffers hold rows * cols floats.
+        // SAFETY: the twin's signature is (unsigned rows, unsigned cols, const float* in, u64 in_len, float* out, u64 out_len); both buffers hold rows * cols floats.
         unsafe { l.launch(cfg_raw(cfg)) }?;
         Ok(())
     })?;

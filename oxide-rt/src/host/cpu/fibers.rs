@@ -51,9 +51,9 @@ impl ColoredStack {
     }
 }
 
-// SAFETY: the usable range is the inner stack's minus `offset` bytes at the top: still above
-// the inner stack's guard page and at least STACK_BYTES long; `offset` keeps the 16-byte
-// alignment of the base.
+// The usable range is the inner stack's minus `offset` bytes at the top, and `offset` keeps
+// the base 16-byte aligned.
+// SAFETY: that range stays above the inner stack's guard page and is at least STACK_BYTES long.
 unsafe impl Stack for ColoredStack {
     fn base(&self) -> StackPointer {
         let base = self.inner.base().get() - self.offset;
@@ -141,9 +141,9 @@ pub(super) fn run_block<F: Fn() + Sync>(block: Dim3, body: &F, pool: &mut StackP
             fiber.yielder.set(y);
             panic::catch_unwind(AssertUnwindSafe(body)).err()
         };
-        // SAFETY: the closure borrows `fibers` and `body`, both of which outlive `cos`: every
-        // coroutine is driven to completion (or force-unwound) by `finish` below before this
-        // function returns, and none is ever leaked with `mem::forget`.
+        // Every coroutine is driven to completion (or force-unwound) by `finish` below before
+        // this function returns, and none is ever leaked with `mem::forget`.
+        // SAFETY: so the closure's borrows of `fibers` and `body` outlive every coroutine.
         cos.push(Some(unsafe { Coroutine::with_stack_unchecked(stack, entry) }));
     }
     if failure.is_none() {

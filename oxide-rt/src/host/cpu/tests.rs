@@ -57,6 +57,7 @@ fn barrier_orders_shared_memory_writes() {
             // SAFETY: each thread writes its own element; reads happen after the barrier.
             unsafe { *s.add(t as usize) = b * 100_000 + round * 1000 + t };
             dev::sync_threads();
+            // SAFETY: in bounds; read after the barrier that ordered every thread's write.
             let neighbour = unsafe { *s.add(((t + 1) % block) as usize) };
             dev::sync_threads(); // nobody overwrites before all have read
             if round == 2 {
@@ -246,6 +247,7 @@ fn dynamic_shared_memory() {
         // SAFETY: in bounds; own element before the barrier, reads after it.
         unsafe { *s.add(t as usize) = t * 3 + dev::block_idx().x };
         dev::sync_threads();
+        // SAFETY: in bounds; read after the barrier that ordered every thread's write.
         let r = unsafe { *s.add((block - 1 - t) as usize) };
         o[index().get()].store(r, Relaxed);
     })
@@ -452,11 +454,13 @@ fn block_of_1024_threads_reduces_through_shared_memory() {
         while stride > 0 {
             dev::sync_threads();
             if t < stride {
+                // SAFETY: in bounds; element t and t + stride belong to no other thread this step.
                 unsafe { *s.add(t as usize) += *s.add((t + stride) as usize) };
             }
             stride /= 2;
         }
         if t == 0 {
+            // SAFETY: element 0 holds the block's sum after the last barrier of the loop.
             o[dev::block_idx().x as usize].store(unsafe { *s }, Relaxed);
         }
     })
