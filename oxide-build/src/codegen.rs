@@ -81,6 +81,11 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
     if input.fmad {
         cmd.arg("--fp-contract=fast");
     }
+    // LLVM's loop strength reduction rewrites a loop's addresses as one base plus one 64-bit
+    // offset register per access; ptxas then runs out of registers to keep every load in flight
+    // (H200: reduction 1.098 -> 0.998 and stencil 1.135 -> 1.043 of nvcc's time without it;
+    // BENCHMARKS.md). ptxas does its own strength reduction.
+    cmd.arg("-disable-lsr");
     cmd.arg(&ir)
         .arg("-o")
         .arg(&ptx);

@@ -8,6 +8,8 @@
 use std::collections::HashSet;
 use std::fmt;
 
+mod guarded_loads;
+
 /// The rewritten module and what the rest of the pipeline needs to know about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Processed {
@@ -80,6 +82,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     let bounds = launch_bounds(&meta, &kernels)?;
     add_fn_attrs(&mut lines, &bounds);
     mark_noalias_params(&mut lines);
+    guarded_loads::hoist(&mut lines);
     let needs_libdevice = needs_libdevice(&lines);
 
     let mut out = String::with_capacity(ir.len() + 1024);

@@ -153,7 +153,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 gpu_prep.push(quote! {
                     let (#ptr, #guard) = #p::DevicePtr::device_ptr(#id, __oxide_stream);
                     let #len: usize = #p::DeviceSlice::len(#id);
-                    let #ptr = #p::non_null_device_ptr::<#host_elem>(#ptr, #len);
+                    let #ptr = #p::input_device_ptr::<#host_elem>(#ptr, #len, __oxide_pad);
                 });
                 gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#ptr); #p::PushKernelArg::arg(&mut __oxide_args, &#len); });
                 cpu_params.push(quote! { #id: &[#elem] });
@@ -221,7 +221,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             static __OXIDE_KERNEL: #p::Kernel = #p::Kernel::new(#p::module!(), #export);
             let __oxide_stream: &#p::CudaStream = stream;
             #p::check_dims(#export, #dims, &config)?;
-            let (__oxide_func, __oxide_cfg) = __OXIDE_KERNEL.prepare(__oxide_stream, &config)?;
+            let (__oxide_func, __oxide_cfg, __oxide_pad) = __OXIDE_KERNEL.prepare(stream, &config)?;
             #(#gpu_prep)*
             let mut __oxide_args = __oxide_stream.launch_builder(&__oxide_func);
             #(#gpu_push)*

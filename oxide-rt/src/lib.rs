@@ -104,6 +104,19 @@ pub mod __private {
         unsafe { core::slice::from_raw_parts(ptr, len) }
     }
 
+    /// An input slice's address as passed to a kernel: an empty one points at the context's
+    /// zeroed pad of [`EMPTY_INPUT_PAD`] bytes (the `pad` from `Kernel::prepare`), because the
+    /// device code may read element 0 ahead of a bounds check (oxide-build's guarded loads).
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub fn input_device_ptr<T>(ptr: u64, len: usize, pad: u64) -> u64 {
+        if len == 0 || ptr == 0 {
+            pad
+        } else {
+            ptr
+        }
+    }
+
     /// A device slice's address as passed to a kernel: an empty allocation may have address 0,
     /// which Rust slices on the device must not see, so it becomes a dangling aligned address
     /// (never dereferenced, since the length is 0).

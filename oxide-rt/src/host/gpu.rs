@@ -4,7 +4,7 @@
 use super::Error;
 use crate::LaunchConfig;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUjit_option};
-use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError};
 use std::ffi::{c_void, CString};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -99,26 +99,32 @@ struct LoadedModule {
     ctx: usize,
     module: Arc<CudaModule>,
     limits: Limits,
+    /// Address of `_pad`, this context's [`EMPTY_INPUT_PAD`] for the module's launches.
+    pad: u64,
+    _pad: CudaSlice<u8>,
 }
 
 /// Every embedded PTX module loaded so far, per context. Kernels of one crate share one PTX
 /// string, so they share one module per context.
 static MODULES: Mutex<Vec<LoadedModule>> = Mutex::new(Vec::new());
 
-fn module_for(ctx: &Arc<CudaContext>, embedded: &'static crate::EmbeddedModule) -> Result<(Arc<CudaModule>, Limits), Error> {
+fn module_for(stream: &Arc<CudaStream>, embedded: &'static crate::EmbeddedModule) -> Result<(Arc<CudaModule>, Limits, u64), Error> {
+    let ctx = stream.context();
     let ptx = embedded.ptx;
     let key = (ptx.as_ptr() as usize, Arc::as_ptr(ctx) as usize);
     let mut modules = lock(&MODULES);
     if let Some(m) = modules.iter().find(|m| (m.ptx, m.ctx) == key) {
-        return Ok((m.module.clone(), m.limits));
+        return Ok((m.module.clone(), m.limits, m.pad));
     }
     let limits = Limits::query(ctx)?;
     // The cubin for this device's arch when embedded, else the PTX (host/image.rs).
     let module = super::image::load(ctx, embedded, |source| Error::PtxLoad { log: jit_log(ctx, ptx), source })?;
     super::panic::install(ctx, &module)?;
     reserve_stack(ctx, ptx)?;
-    modules.push(LoadedModule { ptx: key.0, ctx: key.1, module: module.clone(), limits });
-    Ok((module, limits))
+    let pad = stream.alloc_zeros::<u8>(EMPTY_INPUT_PAD).map_err(driver_err("allocating the pad that empty input slices point at"))?;
+    let pad_addr = pad.device_ptr(stream).0;
+    modules.push(LoadedModule { ptx: key.0, ctx: key.1, module: module.clone(), limits, pad: pad_addr, _pad: pad });
+    Ok((module, limits, pad_addr))
 }
 
 /// Per-thread stack the driver reserves when a module makes indirect calls (core::fmt in
@@ -179,6 +185,13 @@ fn jit_log(ctx: &CudaContext, ptx: &str) -> String {
     }
 }
 
+/// Bytes of the zeroed buffer that empty input slices point at (one per loaded module).
+///
+/// oxide-build reads element 0 of a `&[T]` input ahead of its bounds check (see
+/// `oxide-build/src/ir/guarded_loads.rs`, which hoists loads of at most 16 bytes), so element 0
+/// must be readable even when the slice is empty.
+pub const EMPTY_INPUT_PAD: usize = 256;
+
 /// One `#[kernel]` of an embedded PTX module: a `static` in every generated launcher.
 pub struct Kernel {
     name: &'static str,
@@ -196,11 +209,12 @@ impl Kernel {
     }
 
     /// The kernel's function in the stream's context (loading the module on first use) after
-    /// checking `cfg` against the device and the function's own limits.
-    pub fn prepare(&self, stream: &CudaStream, cfg: &LaunchConfig) -> Result<(CudaFunction, cudarc::driver::LaunchConfig), Error> {
+    /// checking `cfg` against the device and the function's own limits; also the address that
+    /// empty input slices are passed as ([`EMPTY_INPUT_PAD`]).
+    pub fn prepare(&self, stream: &Arc<CudaStream>, cfg: &LaunchConfig) -> Result<(CudaFunction, cudarc::driver::LaunchConfig, u64), Error> {
         let ctx = stream.context();
         let ctx_key = Arc::as_ptr(ctx) as usize;
-        let (module, limits) = module_for(ctx, self.module)?;
+        let (module, limits, pad) = module_for(stream, self.module)?;
         super::panic::note_launch(ctx, self.name)?;
         let (func, max_threads) = {
             let mut funcs = lock(&self.functions);
@@ -230,7 +244,7 @@ impl Kernel {
             block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
             shared_mem_bytes: cfg.shared_mem_bytes,
         };
-        Ok((func, raw))
+        Ok((func, raw, pad))
     }
 
     fn check(&self, cfg: &LaunchConfig, limits: &Limits, max_threads: u32) -> Result<(), Error> {

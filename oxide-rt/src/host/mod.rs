@@ -38,7 +38,7 @@ impl Backend {
 #[doc(hidden)]
 pub mod __private {
     pub use super::cpu::{cpu_launch, CpuKernel, SendPtr};
-    pub use super::gpu::{launch_error, Kernel};
+    pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD};
     pub use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, PushKernelArg};
     pub use std::sync::Arc;
 }

@@ -18,6 +18,20 @@ fn ptx_has_every_kernel_for_the_lowest_arch() {
     assert!(!PTX.contains(".visible .func"), "only kernels are visible");
 }
 
+/// `x.get(j).copied().unwrap_or(..)` in `gather_or_minus_one`: the load of `x` is hoisted
+/// above its bounds check, so the PTX selects the value instead of branching around the load.
+#[test]
+fn guarded_input_loads_are_branch_free() {
+    let start = PTX.find(".visible .entry gather_or_minus_one(").expect("gather kernel in the PTX");
+    let body = &PTX[start..];
+    let body = &body[..body.find("\n}").unwrap()];
+    let loads = body.lines().filter(|l| l.contains("ld.global.nc.")).count();
+    assert_eq!(loads, 2, "idx[i] and x[j]:\n{body}");
+    assert!(body.contains("selp.f32"), "the fallback is selected, not branched to:\n{body}");
+    let ir = std::fs::read_to_string(out_dir().join("oxide").join("work").join("kernels.ll")).unwrap();
+    assert!(ir.contains("%__oxide_hoist"), "the IR stage rewrote the guarded load");
+}
+
 #[test]
 fn manifest_lists_kernels_with_their_nvptx_parameter_layout() {
     let text = std::fs::read_to_string(env!("OXIDE_MANIFEST")).unwrap();

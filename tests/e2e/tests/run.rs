@@ -40,6 +40,24 @@ fn disjoint_chunks_give_each_thread_its_own_four_outputs_on_the_cpu() {
     assert_eq!(out, quads_reference(&x, len));
 }
 
+fn gather_inputs(x_len: usize) -> (Vec<f32>, Vec<u32>, Vec<f32>) {
+    let x: Vec<f32> = (0..x_len).map(|i| i as f32 * 0.5).collect();
+    // In range, at the end, just past it and far past it.
+    let idx: Vec<u32> = (0..4099u32).map(|i| (i * 37) % (x_len as u32 + 9)).chain([x_len as u32, u32::MAX]).collect();
+    let want = idx.iter().map(|&j| x.get(j as usize).copied().unwrap_or(-1.0)).collect();
+    (x, idx, want)
+}
+
+#[test]
+fn guarded_loads_give_the_fallback_past_the_end_on_the_cpu() {
+    for x_len in [0, 1, 1000] {
+        let (x, idx, want) = gather_inputs(x_len);
+        let mut y = vec![0.0f32; idx.len()];
+        kernels::cpu_gather_or_minus_one_with(LaunchConfig::for_num_elems(idx.len() as u32, 128), &x, &idx, &mut y).unwrap();
+        assert_eq!(y, want, "x of {x_len} elements");
+    }
+}
+
 #[test]
 fn a_dims_1_kernel_refuses_a_2d_launch() {
     let x = inputs(64);
@@ -102,6 +120,21 @@ fn disjoint_chunks_on_the_gpu() {
     let mut d = s.alloc_zeros::<u32>(len).unwrap();
     kernels::launch_quads_with(s, LaunchConfig::for_num_elems(x.len() as u32, 256), &dx, &mut d).unwrap();
     assert_eq!(s.clone_dtoh(&d).unwrap(), quads_reference(&x, len));
+}
+
+/// The device reads `x` ahead of the bounds check: an empty `x` points at the module's pad.
+#[test]
+fn guarded_loads_give_the_fallback_past_the_end_on_the_gpu() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    for x_len in [0, 1, 1000] {
+        let (x, idx, want) = gather_inputs(x_len);
+        let dx = if x.is_empty() { s.alloc_zeros::<f32>(0).unwrap() } else { s.clone_htod(&x).unwrap() };
+        let didx = s.clone_htod(&idx).unwrap();
+        let mut dy = s.alloc_zeros::<f32>(idx.len()).unwrap();
+        kernels::launch_gather_or_minus_one_with(s, LaunchConfig::for_num_elems(idx.len() as u32, 128), &dx, &didx, &mut dy).unwrap();
+        assert_eq!(s.clone_dtoh(&dy).unwrap(), want, "x of {x_len} elements");
+    }
 }
 
 #[test]

@@ -1,0 +1,377 @@
+//! Bounds-checked reads of kernel inputs without a branch around the load.
+//!
+//! `input.get(i)` on a `&[T]` kernel argument becomes, after rustc's optimisation,
+//!
+//! ```text
+//! G:  %c = icmp ult i64 %i, %__oxide_in_x_len
+//!     br i1 %c, label %L, label %M
+//! L:  %p = getelementptr inbounds nuw T, ptr %__oxide_in_x, i64 %i      ; preds = %G
+//!     %v = load T, ptr %p
+//!     br label %M
+//! M:  %r = phi T [ %v, %L ], [ C, %G ], ...
+//! ```
+//!
+//! A load that only runs under a branch is one ptxas will not move: it cannot start it early,
+//! batch it with other loads of an unrolled loop, or lift it above a barrier the way it does
+//! for nvcc's unchecked `in[i]`. So the load moves into `G`, at a clamped index, and a select
+//! keeps its value only when the check passed:
+//!
+//! ```text
+//! G:  %k = select i1 %c, i64 %i, i64 0
+//!     %p = getelementptr inbounds nuw T, ptr %__oxide_in_x, i64 %k
+//!     %v = load T, ptr %p
+//!     %s = select i1 %c, T %v, T C
+//!     br i1 %c, label %L, label %M
+//! L:  br label %M
+//! M:  %r = phi T [ %s, %L ], [ %s, %G ], ...
+//! ```
+//!
+//! Sound because: when the check passes the same element is read as before; when it fails,
+//! element 0 is read and discarded, and element 0 is always readable: a non-empty slice has
+//! it, and the launchers point empty input slices at a per-context pad of
+//! `oxide_rt::__private::EMPTY_INPUT_PAD` (256) bytes. Only read-only inputs (`readonly`, so
+//! nobody writes them during the kernel) and loads of at most [`MAX_LOAD_BYTES`] qualify.
+
+use super::{split_top, Line};
+
+/// The largest load hoisted; must not exceed the runtime's empty-input pad.
+const MAX_LOAD_BYTES: usize = 16;
+
+/// Rewrites every matching guarded load in every kernel; returns how many were rewritten.
+pub(super) fn hoist(lines: &mut Vec<Line>) -> usize {
+    let mut count = 0;
+    let mut i = 0;
+    while i < lines.len() {
+        let text = &lines[i].text;
+        if !(text.starts_with("define ") && text.contains(" ptx_kernel ")) {
+            i += 1;
+            continue;
+        }
+        let inputs = readonly_inputs(text);
+        let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
+        let body: Vec<Line> = lines.drain(i + 1..i + 1 + len).collect();
+        let (body, n) = rewrite_function(body, &inputs, count);
+        count += n;
+        let body_len = body.len();
+        lines.splice(i + 1..i + 1, body);
+        i += body_len + 2;
+    }
+    count
+}
+
+/// `%__oxide_in_*` pointer parameters marked `readonly` on a kernel's `define` line.
+fn readonly_inputs(define: &str) -> Vec<String> {
+    let (Some(open), Some(close)) = (define.find('('), super::find_params_close(define)) else { return Vec::new() };
+    split_top(&define[open + 1..close])
+        .into_iter()
+        .filter_map(|p| {
+            let words: Vec<&str> = p.split_whitespace().collect();
+            let name = *words.last()?;
+            (words.first() == Some(&"ptr") && words.contains(&"readonly") && name.starts_with(super::IN_PARAM)).then(|| name.to_string())
+        })
+        .collect()
+}
+
+struct Block {
+    label: String,
+    preds: Vec<String>,
+    /// Indices (into the function body) of its instruction lines.
+    insts: Vec<usize>,
+}
+
+fn blocks(body: &[Line]) -> Vec<Block> {
+    let mut out: Vec<Block> = Vec::new();
+    for (i, line) in body.iter().enumerate() {
+        let t = &line.text;
+        if t.trim().is_empty() || t.trim_start().starts_with(';') {
+            continue;
+        }
+        if !t.starts_with(char::is_whitespace) {
+            let (head, comment) = t.split_once(';').unwrap_or((t, ""));
+            if let Some(label) = head.trim_end().strip_suffix(':') {
+                let preds = comment.trim().strip_prefix("preds = ").map(|p| p.split(", ").map(|s| s.trim().to_string()).collect()).unwrap_or_default();
+                out.push(Block { label: format!("%{label}"), preds, insts: Vec::new() });
+                continue;
+            }
+        }
+        if out.is_empty() {
+            out.push(Block { label: String::new(), preds: Vec::new(), insts: Vec::new() });
+        }
+        if let Some(b) = out.last_mut() {
+            b.insts.push(i);
+        }
+    }
+    out
+}
+
+/// One guarded load found in a function body, with what the rewrite needs.
+struct Site {
+    guard_term: usize,
+    load_block: [usize; 2],
+    phi: usize,
+    cond: String,
+    load_on_true: bool,
+    gep_head: String,
+    base: String,
+    index: String,
+    load: String,
+    value: String,
+    ty: String,
+    other: String,
+    load_label: String,
+    guard_label: String,
+}
+
+/// Marks a line to drop (blank lines are kept as they are).
+const REMOVED: &str = "\0";
+
+fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> (Vec<Line>, usize) {
+    if inputs.is_empty() {
+        return (body, 0);
+    }
+    let blocks = blocks(&body);
+    let sites: Vec<Site> = blocks.iter().filter_map(|b| find_site(&body, &blocks, b, inputs)).collect();
+    // Insertions after each guard's terminator index, applied back to front.
+    let mut inserts: Vec<(usize, Vec<String>)> = Vec::new();
+    for (n, s) in sites.iter().enumerate() {
+        let id = first_id + n;
+        let (k, sel) = (format!("%__oxide_hoist{id}_index"), format!("%__oxide_hoist{id}_value"));
+        let (idx_sel, val_sel) = if s.load_on_true {
+            (format!("i64 {}, i64 0", s.index), format!("{} {}, {} {}", s.ty, s.value, s.ty, s.other))
+        } else {
+            (format!("i64 0, i64 {}", s.index), format!("{} {}, {} {}", s.ty, s.other, s.ty, s.value))
+        };
+        inserts.push((
+            s.guard_term,
+            vec![
+                format!("  {k} = select i1 {}, {idx_sel}", s.cond),
+                format!("  {}, ptr {}, i64 {k}", s.gep_head, s.base),
+                s.load.clone(),
+                format!("  {sel} = select i1 {}, {val_sel}", s.cond),
+            ],
+        ));
+        body[s.load_block[0]].text = REMOVED.to_string();
+        body[s.load_block[1]].text = REMOVED.to_string();
+        let phi = &body[s.phi].text;
+        let phi = replace_incoming(phi, &s.load_label, &sel);
+        body[s.phi].text = replace_incoming(&phi, &s.guard_label, &sel);
+    }
+    inserts.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
+    for (at, new) in inserts {
+        let no = body[at].no;
+        let lines: Vec<Line> = new.into_iter().map(|text| Line { no, text }).collect();
+        body.splice(at..at, lines);
+    }
+    body.retain(|l| l.text != REMOVED);
+    (body, sites.len())
+}
+
+fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> Option<Site> {
+    let [gep_i, load_i, br_i] = l.insts[..] else { return None };
+    let [guard_label] = &l.preds[..] else { return None };
+    // `%p = getelementptr inbounds nuw T, ptr %__oxide_in_x, i64 %i`
+    let (gep_name, gep_rest) = body[gep_i].text.trim().split_once(" = getelementptr ")?;
+    let gep_parts = split_top(gep_rest);
+    let [ty_part, base_part, idx_part] = &gep_parts[..] else { return None };
+    let base = base_part.trim().strip_prefix("ptr ")?.to_string();
+    let index = idx_part.trim().strip_prefix("i64 ")?.to_string();
+    if !inputs.contains(&base) || !ty_part.split_whitespace().any(|w| w == "inbounds") {
+        return None;
+    }
+    // `%v = load T, ptr %p, align A, !meta !n...`
+    let (value, load_rest) = body[load_i].text.trim().split_once(" = load ")?;
+    let load_parts = split_top(load_rest);
+    let ty = load_parts.first()?.trim().to_string();
+    if load_parts.get(1).map(|p| p.trim()) != Some(&format!("ptr {gep_name}")) || !fits(&ty)? {
+        return None;
+    }
+    let align = load_parts.get(2).map(|p| p.trim()).filter(|p| p.starts_with("align "))?;
+    // Keep alias metadata only: `!noundef`, `!range` and the like promised things about the
+    // guarded element that element 0 need not satisfy.
+    let mut load = format!("  {value} = load {ty}, ptr {gep_name}, {align}");
+    for md in &load_parts[3..] {
+        let md = md.trim();
+        if md.starts_with("!alias.scope ") || md.starts_with("!noalias ") {
+            load.push_str(", ");
+            load.push_str(md);
+        }
+    }
+    let merge_label = body[br_i].text.trim().strip_prefix("br label ")?.to_string();
+    // The guard ends in `br i1 %c, label %L, label %M` (or the other way round).
+    let g = blocks.iter().find(|b| &b.label == guard_label)?;
+    let guard_term = *g.insts.last()?;
+    let br = body[guard_term].text.trim().strip_prefix("br i1 ")?;
+    let br_parts = split_top(br);
+    let [cond, t, f] = &br_parts[..] else { return None };
+    let (t, f) = (t.trim().strip_prefix("label ")?, f.trim().strip_prefix("label ")?);
+    let load_on_true = match (t == l.label, f == l.label) {
+        (true, false) if f == merge_label => true,
+        (false, true) if t == merge_label => false,
+        _ => return None,
+    };
+    // The merge block's phi takes `%v` from L and something from G; `%v` has no other use.
+    let m = blocks.iter().find(|b| b.label == merge_label)?;
+    let uses: Vec<usize> = m.insts.iter().copied().filter(|&i| uses_value(&body[i].text, value)).collect();
+    let [phi] = uses[..] else { return None };
+    let phi_text = body[phi].text.trim();
+    let (_, phi_rest) = phi_text.split_once(" = phi ")?;
+    let (phi_ty, _) = phi_rest.split_once('[')?;
+    if !phi_ty.trim().ends_with(&ty) || incoming(phi_text, &l.label)? != value {
+        return None;
+    }
+    let other = incoming(phi_text, guard_label)?;
+    let used_elsewhere = body.iter().enumerate().any(|(i, line)| i != load_i && i != phi && uses_value(&line.text, value));
+    if used_elsewhere {
+        return None;
+    }
+    Some(Site {
+        guard_term,
+        load_block: [gep_i, load_i],
+        phi,
+        cond: cond.trim().to_string(),
+        load_on_true,
+        gep_head: format!("{gep_name} = getelementptr {}", ty_part.trim()),
+        base,
+        index,
+        load,
+        value: value.to_string(),
+        ty,
+        other,
+        load_label: l.label.clone(),
+        guard_label: guard_label.clone(),
+    })
+}
+
+/// Whether the load type is at most [`MAX_LOAD_BYTES`]; `None` for types this pass leaves alone.
+fn fits(ty: &str) -> Option<bool> {
+    let scalar = |t: &str| -> Option<usize> {
+        match t {
+            "half" | "bfloat" => Some(2),
+            "float" => Some(4),
+            "double" | "ptr" => Some(8),
+            _ => super::int_bits(t).map(|b| b as usize / 8),
+        }
+    };
+    let size = match ty.strip_prefix('<').and_then(|t| t.strip_suffix('>')) {
+        Some(v) => {
+            let (n, elem) = v.split_once(" x ")?;
+            n.trim().parse::<usize>().ok()? * scalar(elem.trim())?
+        }
+        None => scalar(ty)?,
+    };
+    Some(size <= MAX_LOAD_BYTES)
+}
+
+/// Whether `line` mentions the SSA value `name` (not merely a longer name starting with it).
+fn uses_value(line: &str, name: &str) -> bool {
+    line.match_indices(name).any(|(at, _)| {
+        let next = line[at + name.len()..].bytes().next();
+        !next.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'$')
+    })
+}
+
+/// The value a `phi` takes from block `label`.
+fn incoming(phi: &str, label: &str) -> Option<String> {
+    phi.split('[').skip(1).find_map(|group| {
+        let inner = group.split(']').next()?;
+        let (value, from) = inner.rsplit_once(',')?;
+        (from.trim() == label).then(|| value.trim().to_string())
+    })
+}
+
+/// `phi` with the value it takes from block `label` replaced by `value`.
+fn replace_incoming(phi: &str, label: &str, value: &str) -> String {
+    let mut out = String::with_capacity(phi.len());
+    let mut rest = phi;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        let Some(close) = rest.find(']') else { break };
+        let inner = &rest[..close];
+        match inner.rsplit_once(',') {
+            Some((_, from)) if from.trim() == label => out.push_str(&format!(" {value}, {} ", from.trim())),
+            _ => out.push_str(inner),
+        }
+        rest = &rest[close..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(ir: &str) -> (String, usize) {
+        let mut lines: Vec<Line> = ir.lines().enumerate().map(|(i, t)| Line { no: i + 1, text: t.to_string() }).collect();
+        let n = hoist(&mut lines);
+        (lines.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join("\n"), n)
+    }
+
+    const GUARDED: &str = r#"define ptx_kernel void @k(ptr noalias nonnull noundef readonly captures(none) %__oxide_in_x, i64 noundef %__oxide_in_x_len, i64 %i, ptr noalias nonnull %__oxide_out_y, i64 %__oxide_out_y_len) unnamed_addr #0 {
+start:
+  %c = icmp ult i64 %i, %__oxide_in_x_len
+  br i1 %c, label %bb2, label %bb3
+
+bb2:                                              ; preds = %start
+  %p = getelementptr inbounds nuw float, ptr %__oxide_in_x, i64 %i
+  %v = load float, ptr %p, align 4, !alias.scope !2, !noundef !5
+  br label %bb3
+
+bb3:                                              ; preds = %bb2, %start
+  %r = phi float [ %v, %bb2 ], [ 0.000000e+00, %start ]
+  store float %r, ptr %__oxide_out_y, align 4
+  ret void
+}"#;
+
+    #[test]
+    fn guarded_load_moves_above_the_branch() {
+        let (out, n) = run(GUARDED);
+        assert_eq!(n, 1);
+        let expect = [
+            "  %c = icmp ult i64 %i, %__oxide_in_x_len",
+            "  %__oxide_hoist0_index = select i1 %c, i64 %i, i64 0",
+            "  %p = getelementptr inbounds nuw float, ptr %__oxide_in_x, i64 %__oxide_hoist0_index",
+            "  %v = load float, ptr %p, align 4, !alias.scope !2",
+            "  %__oxide_hoist0_value = select i1 %c, float %v, float 0.000000e+00",
+            "  br i1 %c, label %bb2, label %bb3",
+            "",
+            "bb2:                                              ; preds = %start",
+            "  br label %bb3",
+            "",
+            "bb3:                                              ; preds = %bb2, %start",
+            "  %r = phi float [ %__oxide_hoist0_value, %bb2 ], [ %__oxide_hoist0_value, %start ]",
+        ]
+        .join("\n");
+        assert!(out.contains(&expect), "{out}");
+    }
+
+    #[test]
+    fn inverted_branch_swaps_the_selects() {
+        let ir = GUARDED
+            .replace("%c = icmp ult i64 %i, %__oxide_in_x_len", "%c = icmp uge i64 %i, %__oxide_in_x_len")
+            .replace("br i1 %c, label %bb2, label %bb3", "br i1 %c, label %bb3, label %bb2");
+        let (out, n) = run(&ir);
+        assert_eq!(n, 1);
+        assert!(out.contains("%__oxide_hoist0_index = select i1 %c, i64 0, i64 %i"), "{out}");
+        assert!(out.contains("%__oxide_hoist0_value = select i1 %c, float 0.000000e+00, float %v"), "{out}");
+    }
+
+    #[test]
+    fn writable_or_output_slices_and_wide_loads_are_left_alone() {
+        let not_readonly = GUARDED.replace("noundef readonly captures", "noundef captures");
+        assert_eq!(run(&not_readonly), (not_readonly.clone(), 0));
+        let output = GUARDED.replace("ptr %__oxide_in_x, i64 %i", "ptr %__oxide_out_y, i64 %i");
+        assert_eq!(run(&output).1, 0);
+        let wide = GUARDED.replace("load float", "load <8 x float>").replace("phi float", "phi <8 x float>");
+        assert_eq!(run(&wide).1, 0);
+        let volatile = GUARDED.replace("load float", "load volatile float");
+        assert_eq!(run(&volatile).1, 0);
+    }
+
+    #[test]
+    fn a_value_used_beyond_the_phi_is_left_alone() {
+        let ir = GUARDED.replace("  br label %bb3\n", "  store float %v, ptr %__oxide_out_y, align 4\n  br label %bb3\n");
+        assert_eq!(run(&ir).1, 0);
+    }
+}
