@@ -46,13 +46,14 @@ pub fn quads(x: &[u32], mut out: DisjointChunks<u32, 4>) {
     }
 }
 
-/// `y[i] = x[idx[i]]`, or `-1` where `idx[i]` is past the end of `x` (which may be empty):
-/// oxide-build reads `x` ahead of this bounds check (a guarded load), so an out-of-range index
-/// and an empty `x` must still give `-1`, never a fault.
+/// `y[i] = x[idx[i]]`, or `-1` where `idx[i]` is past the end of `x` (which may be empty).
+/// The read of `x` follows a barrier, so oxide-build hoists it above its bounds check (a
+/// guarded load): an out-of-range index and an empty `x` must still give `-1`, never a fault.
 #[kernel(dims = 1)]
 pub fn gather_or_minus_one(x: &[f32], idx: &[u32], mut y: DisjointSlice<f32>) {
     let i = thread::index();
-    let Some(&j) = idx.get(i.get()) else { return };
+    let j = idx.get(i.get()).copied().unwrap_or(u32::MAX);
+    sync_threads();
     if let Some(o) = y.get_mut(i) {
         *o = x.get(j as usize).copied().unwrap_or(-1.0);
     }
