@@ -33,6 +33,7 @@
 //! nobody writes them during the kernel) and loads of at most [`MAX_LOAD_BYTES`] qualify.
 
 use super::{split_top, Line};
+use std::collections::HashSet;
 
 /// The largest load hoisted; must not exceed the runtime's empty-input pad.
 const MAX_LOAD_BYTES: usize = 16;
@@ -132,12 +133,12 @@ fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> 
     // Only loads after a barrier: there the latency can hide behind the barrier wait. Before
     // it, nothing is gained and the branch-free form costs a few more instructions per thread
     // (H200, the first level of examples/scan: 1.003 -> 1.039 of nvcc's time when hoisted).
-    let Some(first_barrier) = body.iter().position(|l| is_barrier(&l.text)) else { return (body, 0) };
     let blocks = blocks(&body);
+    let after = after_barrier(&body, &blocks);
     let sites: Vec<Site> = blocks
         .iter()
         .filter_map(|b| find_site(&body, &blocks, b, inputs))
-        .filter(|s| s.guard_term > first_barrier)
+        .filter(|s| after.contains(&s.guard_term))
         .collect();
     // Insertions after each guard's terminator index, applied back to front.
     let mut inserts: Vec<(usize, Vec<String>)> = Vec::new();
@@ -248,6 +249,29 @@ fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> O
         load_label: l.label.clone(),
         guard_label: guard_label.clone(),
     })
+}
+
+/// Instruction lines that can run after a barrier: later in a block with a barrier, or in a
+/// block reachable from one (LLVM lists every block's predecessors in a `; preds =` comment).
+fn after_barrier(body: &[Line], blocks: &[Block]) -> HashSet<usize> {
+    let mut out = HashSet::new();
+    let mut queue: Vec<&str> = Vec::new();
+    for b in blocks {
+        if let Some(k) = b.insts.iter().position(|&i| is_barrier(&body[i].text)) {
+            out.extend(b.insts[k + 1..].iter().copied());
+            queue.push(&b.label);
+        }
+    }
+    let mut seen: HashSet<&str> = HashSet::new();
+    while let Some(from) = queue.pop() {
+        for b in blocks.iter().filter(|b| b.preds.iter().any(|p| p == from)) {
+            if seen.insert(&b.label) {
+                out.extend(b.insts.iter().copied());
+                queue.push(&b.label);
+            }
+        }
+    }
+    out
 }
 
 /// A block-wide barrier: `llvm.nvvm.barrier*` or inline `bar.sync`/`bar.red`/`barrier.*`.
