@@ -61,6 +61,8 @@ fn err(line: usize, symbol: &str, message: impl Into<String>) -> IrError {
 
 /// Meta records with this prefix carry `[maxntid, minctasm]` for the named kernel.
 const LAUNCH_BOUNDS_PREFIX: &str = "__oxide_launch_bounds_";
+/// Meta records with this prefix carry the kernel's required block `[x, y, z]`.
+const BLOCK_PREFIX: &str = "__oxide_block_";
 const SHARED_SECTION: &str = "oxide.shared";
 const META_SECTION: &str = "oxide.meta";
 const DYNAMIC_SHARED_PREFIX: &str = "__oxide_dynamic_shared";
@@ -443,6 +445,10 @@ fn launch_bounds(
 ) -> Result<Vec<(String, Vec<String>)>, IrError> {
     let mut out = Vec::new();
     for (record, line) in meta {
+        if let Some(kernel) = record.name.strip_prefix(BLOCK_PREFIX) {
+            out.push(required_block(record, *line, kernel, kernels)?);
+            continue;
+        }
         let Some(kernel) = record.name.strip_prefix(LAUNCH_BOUNDS_PREFIX) else {
             continue;
         };
@@ -478,6 +484,25 @@ fn launch_bounds(
         out.push((kernel.to_string(), attrs));
     }
     Ok(out)
+}
+
+/// `#[kernel(block(x, y, z))]`: `.reqntid x, y, z` (instead of `.maxntid`, which PTX does not
+/// allow beside it); ptxas then allocates registers for exactly that many threads.
+fn required_block(
+    record: &MetaRecord,
+    line: usize,
+    kernel: &str,
+    kernels: &[String],
+) -> Result<(String, Vec<String>), IrError> {
+    if !kernels.iter().any(|k| k == kernel) {
+        return Err(err(line, &record.name, format!("a required block names `{kernel}`, which is not a kernel in this module")));
+    }
+    match record.values[..] {
+        [x, y, z] if x >= 1 && y >= 1 && z >= 1 && x * y * z <= 1024 => {
+            Ok((kernel.to_string(), vec![format!("\"nvvm.reqntid\"=\"{x},{y},{z}\"")]))
+        }
+        _ => Err(err(line, &record.name, format!("a required block must be [x, y, z] with at most 1024 threads, found {:?}", record.values))),
+    }
 }
 
 /// (6) Adds `convergent` to every definition (as clang does for CUDA), so `opt` cannot

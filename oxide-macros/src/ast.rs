@@ -1,5 +1,5 @@
 //! The `#[kernel]` item as oxide sees it: arguments classified by how they cross to the device,
-//! and the attribute's options (`launch_bounds`, `name`, `instantiate`).
+//! and the attribute's options (`launch_bounds`, `block`, `dims`, `name`, `instantiate`).
 
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
@@ -15,6 +15,8 @@ pub struct Kernel<'a> {
     pub export_span: Span,
     pub args: Vec<Arg>,
     pub launch_bounds: Option<LaunchBounds>,
+    /// `#[kernel(block(x, y, z))]`: every launch uses exactly this block shape.
+    pub block: Option<BlockShape>,
     /// `#[kernel(dims = N)]`: launches use only the first N dimensions (enforced by the
     /// launchers), which the device entry tells the optimiser so index math drops the rest.
     pub dims: u8,
@@ -29,6 +31,14 @@ pub struct Kernel<'a> {
 pub struct LaunchBounds {
     pub max_threads: u32,
     pub min_blocks: u32,
+}
+
+/// `block(x[, y[, z]])`: const expressions (`u32`), missing extents are 1.
+pub struct BlockShape {
+    pub extents: [syn::Expr; 3],
+    /// The values of extents written as integer literals (for checks at expansion time).
+    pub literals: [Option<u64>; 3],
+    pub span: Span,
 }
 
 /// One entry of `instantiate(..)`: a type, or a tuple of types for several type parameters.
@@ -105,6 +115,7 @@ impl<'a> Kernel<'a> {
             export_span,
             args,
             launch_bounds: attr.launch_bounds,
+            block: attr.block,
             dims: attr.dims.unwrap_or(3),
             instantiate: attr.instantiate,
             instantiate_span: attr.instantiate_span,
@@ -223,13 +234,14 @@ pub fn classify(ty: &Type) -> ArgKind {
 #[derive(Default)]
 struct Attr {
     launch_bounds: Option<LaunchBounds>,
+    block: Option<BlockShape>,
     dims: Option<u8>,
     name: Option<syn::LitStr>,
     instantiate: Vec<Instance>,
     instantiate_span: Option<Span>,
 }
 
-const ATTR_HINT: &str = "hint: `#[kernel]` takes `launch_bounds(max_threads[, min_blocks])`, `dims = 1|2|3`, `name = \"symbol\"` and `instantiate(type, ..)`";
+const ATTR_HINT: &str = "hint: `#[kernel]` takes `launch_bounds(max_threads[, min_blocks])`, `block(x[, y[, z]])`, `dims = 1|2|3`, `name = \"symbol\"` and `instantiate(type, ..)`";
 
 impl Attr {
     /// `launch_bounds(256[, 2])`, `name = "sym"`, `instantiate(f32, (f64, u32))`, comma separated.
@@ -238,6 +250,8 @@ impl Attr {
             let key: Ident = input.parse().map_err(|e| Error::new(e.span(), format!("expected a `#[kernel]` option; {ATTR_HINT}")))?;
             if key == "launch_bounds" {
                 self.launch_bounds = Some(parse_launch_bounds(&key, input)?);
+            } else if key == "block" {
+                self.block = Some(parse_block(&key, input)?);
             } else if key == "name" {
                 input.parse::<syn::Token![=]>()?;
                 self.name = Some(input.parse()?);
@@ -275,6 +289,38 @@ impl Attr {
         }
         Ok(())
     }
+}
+
+fn parse_block(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<BlockShape> {
+    const HINT: &str = "hint: `#[kernel(block(256))]` or `#[kernel(block(32, 8))]`";
+    if !input.peek(syn::token::Paren) {
+        return Err(Error::new(key.span(), format!("`block` needs the block's extents in parentheses; {HINT}")));
+    }
+    let content;
+    let paren = syn::parenthesized!(content in input);
+    let exprs: Vec<syn::Expr> = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated(&content)?.into_iter().collect();
+    if exprs.is_empty() || exprs.len() > 3 {
+        return Err(Error::new(paren.span.join(), format!("`block(..)` takes one to three extents (x, y, z); {HINT}")));
+    }
+    let literal = |e: &syn::Expr| match e {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    let mut literals = [Some(1), Some(1), Some(1)];
+    for (i, e) in exprs.iter().enumerate() {
+        literals[i] = literal(e);
+        if literals[i].is_some_and(|v| !(1..=1024).contains(&v)) {
+            return Err(Error::new(e.span(), format!("a block extent must be in 1..=1024, found `{}`; {HINT}", crate::valid::show(e))));
+        }
+    }
+    if let [Some(x), Some(y), Some(z)] = literals {
+        if x * y * z > 1024 {
+            return Err(Error::new(paren.span.join(), format!("`block(..)` of {} threads: a block has at most 1024; {HINT}", x * y * z)));
+        }
+    }
+    let one: syn::Expr = syn::parse_quote!(1);
+    let extents = [0, 1, 2].map(|i| exprs.get(i).cloned().unwrap_or_else(|| one.clone()));
+    Ok(BlockShape { extents, literals, span: paren.span.join() })
 }
 
 fn parse_launch_bounds(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<LaunchBounds> {

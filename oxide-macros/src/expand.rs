@@ -12,6 +12,7 @@ pub fn kernel(k: &Kernel<'_>) -> TokenStream {
         #[allow(dead_code)]
         #item
     };
+    out.extend(block_assertions(k));
     for c in k.concrete() {
         out.extend(name_marker(&c));
         out.extend(device_entry(k, &c));
@@ -30,6 +31,23 @@ fn name_marker(c: &Concrete) -> TokenStream {
         #[allow(dead_code, non_upper_case_globals)]
         const #marker: () = ();
     }
+}
+
+/// `block(..)` extents that are not literals (e.g. `block(BX, BY)`) are checked when the
+/// constants are known: each at least 1, at most 1024 threads, none beyond `dims`.
+fn block_assertions(k: &Kernel<'_>) -> Option<TokenStream> {
+    let b = k.block.as_ref()?;
+    let [x, y, z] = &b.extents;
+    let dims = k.dims;
+    let size = format!("#[kernel(block(..))] of `{}`: every extent must be at least 1 and a block has at most 1024 threads", k.name);
+    let beyond = format!("#[kernel(block(..))] of `{}`: an extent beyond `dims = {dims}` must be 1", k.name);
+    Some(quote_spanned! {b.span=>
+        const _: () = {
+            let (x, y, z) = ((#x) as u64, (#y) as u64, (#z) as u64);
+            ::core::assert!(x >= 1 && y >= 1 && z >= 1 && x * y * z <= 1024, #size);
+            ::core::assert!((#dims >= 2 || y == 1) && (#dims >= 3 || z == 1), #beyond);
+        };
+    })
 }
 
 /// After an error: the user's function unchanged (so its callers still type-check) plus the errors.
@@ -88,6 +106,27 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     } else {
         call_body
     };
+    // `block(x, y, z)`: the launchers accept only this shape, so the entry may state it (and
+    // that thread indices are below it); ptxas gets `.reqntid` through the meta record.
+    let (call_body, block_meta) = match &k.block {
+        Some(b) => {
+            let [x, y, z] = &b.extents;
+            let meta = format_ident!("__oxide_block_{}", export);
+            (
+                // SAFETY: the host launchers (GPU and CPU) reject any launch whose block is not exactly `block(..)`, and the driver enforces the `.reqntid` that oxide-build emits.
+                quote! { unsafe { ::oxide_rt::__private::assume_block::<{ #x }, { #y }, { #z }>() }; #call_body },
+                Some(quote! {
+                    #[cfg(target_arch = "nvptx64")]
+                    #[used]
+                    #[unsafe(no_mangle)]
+                    #[unsafe(link_section = "oxide.meta")]
+                    #[allow(non_upper_case_globals)]
+                    static #meta: [u32; 3] = [#x, #y, #z];
+                }),
+            )
+        }
+        None => (call_body, None),
+    };
     let bounds = k.launch_bounds.as_ref().map(|b| {
         let (max, min) = (b.max_threads, b.min_blocks);
         let meta = format_ident!("__oxide_launch_bounds_{}", export);
@@ -108,6 +147,7 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             #call_body
         }
         #bounds
+        #block_meta
     }
 }
 
@@ -185,6 +225,10 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     } else {
         quote! { self::#name #turbofish(#(#cpu_call),*) }
     };
+    let check_block = k.block.as_ref().map(|b| {
+        let [x, y, z] = &b.extents;
+        quote! { #p::check_block(#export, [#x, #y, #z], &config)?; }
+    });
     let doc_launch = format!(
         "Launches kernel `{export}` on `stream` with `grid` blocks of `block` threads.\n\n\
          Checks the configuration against the device first and returns `Err` instead of launching."
@@ -221,6 +265,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             static __OXIDE_KERNEL: #p::Kernel = #p::Kernel::new(#p::module!(), #export);
             let __oxide_stream: &#p::CudaStream = stream;
             #p::check_dims(#export, #dims, &config)?;
+            #check_block
             let (__oxide_func, __oxide_cfg, __oxide_pad) = __OXIDE_KERNEL.prepare(stream, &config)?;
             #(#gpu_prep)*
             let mut __oxide_args = __oxide_stream.launch_builder(&__oxide_func);
@@ -254,6 +299,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         ) -> ::core::result::Result<(), ::oxide_rt::Error> {
             static __OXIDE_KERNEL: #p::CpuKernel = #cpu_kernel;
             #p::check_dims(#export, #dims, &config)?;
+            #check_block
             #(#cpu_prep)*
             #p::cpu_launch(&__OXIDE_KERNEL, config, || { #call_kernel; })
         }

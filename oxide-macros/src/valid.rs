@@ -65,6 +65,20 @@ pub fn check(k: &Kernel<'_>) -> Result<(), Error> {
         ));
     }
 
+    if let Some(b) = &k.block {
+        if k.launch_bounds.is_some() {
+            err(b.span.into(), "`block(..)` fixes the threads per block, so `launch_bounds` has nothing left to bound; hint: remove `launch_bounds(..)`".into());
+        }
+        for (axis, i) in [("y", 1), ("z", 2)] {
+            if usize::from(k.dims) <= i && b.literals[i].is_some_and(|v| v != 1) {
+                err(at(&b.extents[i]), format!(
+                    "`block(..)` has {axis} = {} but the kernel is declared `dims = {}`, which makes every launch's {axis} extent 1; hint: raise `dims` or drop the extent",
+                    show(&b.extents[i]), k.dims
+                ));
+            }
+        }
+    }
+
     let type_params = sig.generics.type_params().count();
     for g in &sig.generics.params {
         match g {

@@ -60,7 +60,7 @@ pub mod __private {
     pub use crate::device::slice::OutputSlice;
 
     #[cfg(target_arch = "nvptx64")]
-    pub use crate::device::nvptx::{assume_dims, handle_panic};
+    pub use crate::device::nvptx::{assume_block, assume_dims, handle_panic};
 
     /// Rejects a launch that uses more dimensions than the kernel's `#[kernel(dims = N)]`.
     #[cfg(not(target_arch = "nvptx64"))]
@@ -74,6 +74,21 @@ pub mod __private {
                 reason: format!(
                     "the kernel is declared `#[kernel(dims = {dims})]` but the launch uses {n} dimensions (grid {}x{}x{}, block {}x{}x{})",
                     g.x, g.y, g.z, b.x, b.y, b.z
+                ),
+            });
+        }
+        Ok(())
+    }
+    /// Rejects a launch whose block is not the kernel's `#[kernel(block(..))]`.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub fn check_block(kernel: &'static str, block: [u32; 3], cfg: &crate::LaunchConfig) -> Result<(), crate::Error> {
+        let b = cfg.block;
+        if [b.x, b.y, b.z] != block {
+            return Err(crate::Error::InvalidLaunch {
+                kernel,
+                reason: format!(
+                    "the kernel is declared `#[kernel(block({}, {}, {}))]` but the launch uses blocks of {}x{}x{}; launch it with exactly that block",
+                    block[0], block[1], block[2], b.x, b.y, b.z
                 ),
             });
         }

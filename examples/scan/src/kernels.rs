@@ -29,7 +29,7 @@ fn load(input: &[u32], stride: usize, n: usize, j: usize) -> u32 {
 }
 
 /// Block sums; launch with `n.div_ceil(BLOCK)` blocks of `BLOCK` threads.
-#[kernel(dims = 1)]
+#[kernel(dims = 1, block(BLOCK))]
 pub fn scan_block_totals(input: &[u32], stride: usize, n: usize, mut out: DisjointSlice<u32>) {
     let partial = shared_array!(u32, WARPS);
     let i = thread::index_1d();
@@ -59,7 +59,7 @@ pub fn scan_block_totals(input: &[u32], stride: usize, n: usize, mut out: Disjoi
 
 /// Inclusive scan of each block plus `offsets[b - 1]` (the scanned totals of the blocks before
 /// block `b`); `offsets` is unused when there is one block.
-#[kernel(dims = 1)]
+#[kernel(dims = 1, block(BLOCK))]
 pub fn scan_blocks(input: &[u32], stride: usize, n: usize, offsets: &[u32], mut out: DisjointSlice<u32>) {
     let partial = shared_array!(u32, WARPS);
     let i = thread::index_1d();

@@ -1,6 +1,6 @@
 //! 2D 5-point stencil through a shared-memory tile with a one-cell halo. Compiled twice: for the
 //! host (typed launchers, CPU executor) and for nvptx64 (PTX).
-use oxide_rt::device::thread::{block_dim, block_idx, thread_idx};
+use oxide_rt::device::thread::{block_idx, thread_idx};
 use oxide_rt::device::*;
 
 /// Block shape: 32 columns (one warp per tile row, coalesced) x 8 rows.
@@ -11,17 +11,12 @@ const TH: u32 = BY + 2;
 
 /// `out[y][x] = we*E + (ww*W + (ws*S + (wn*N + wc*C)))`, each step one fused multiply-add,
 /// where C is `in[y][x]` and N/S/W/E its neighbours above/below/left/right; cells past the
-/// border repeat the nearest border cell (clamp). Launch with blocks of `BX x BY` threads and a
-/// grid covering `cols x rows`.
-#[kernel(dims = 2)]
+/// border repeat the nearest border cell (clamp). Blocks are `BX x BY` threads (`block(..)`:
+/// the launchers refuse any other shape); the grid covers `cols x rows`.
+#[kernel(dims = 2, block(BX, BY))]
 #[allow(clippy::too_many_arguments)] // five weights, as the CUDA twin takes them
 pub fn stencil5(input: &[f32], rows: u32, cols: u32, wc: f32, wn: f32, ws: f32, ww: f32, we: f32, mut out: DisjointSlice<f32>) {
     let tile = shared_array!(f32, TH as usize, TW as usize);
-    // The tile indexing below relies on this block shape; the whole block leaves together
-    // (before any barrier) when launched with another.
-    if block_dim() != Dim3::new(BX, BY, 1) {
-        return;
-    }
     let t = thread_idx();
     let (x0, y0) = (block_idx().x * BX, block_idx().y * BY);
 
@@ -44,7 +39,7 @@ pub fn stencil5(input: &[f32], rows: u32, cols: u32, wc: f32, wn: f32, ws: f32, 
     let (tx, ty) = (t.x as usize + 1, t.y as usize + 1);
     if let Some(i) = thread::index_2d_row_major(cols as usize) {
         if let Some(o) = out.get_mut(i) {
-            // SAFETY: the block is BX x BY (checked above), so 1 <= tx <= BX and 1 <= ty <= BY, and every neighbour lies within the TH x TW tile.
+            // SAFETY: every launch has BX x BY blocks (`block(..)`), so 1 <= tx <= BX and 1 <= ty <= BY, and every neighbour lies within the TH x TW tile.
             let (c, n, s, w, e) = unsafe {
                 (tile.get_unchecked(ty, tx), tile.get_unchecked(ty - 1, tx), tile.get_unchecked(ty + 1, tx), tile.get_unchecked(ty, tx - 1), tile.get_unchecked(ty, tx + 1))
             };

@@ -38,6 +38,15 @@ mod kernels {
         bins[0].fetch_add(1, core::sync::atomic::Ordering::Relaxed);
     }
 
+    // A fixed block shape from constants.
+    pub const W: u32 = 32;
+    #[kernel(dims = 2, block(W, W / 4))]
+    pub fn tiled(mut y: DisjointSlice<u32>) {
+        if let Some(y) = y.get_mut(thread::index()) {
+            *y = thread::block_dim().x;
+        }
+    }
+
     // An argument named like the kernel still calls the kernel, not the argument.
     #[kernel]
     pub fn shadow(shadow: u32, mut y: DisjointSlice<u32>) {
@@ -66,6 +75,8 @@ fn main() {
     let _: fn(Dim3, Dim3, f64, &[f64], &mut [f64]) -> R = kernels::cpu_scale_f64;
 
     let _: fn(LaunchConfig, u32, &mut [u32]) -> R = kernels::cpu_shadow_with;
+    let _: fn(&Arc<CudaStream>, LaunchConfig, &mut CudaSlice<u32>) -> R = kernels::launch_tiled_with;
+    let _: fn(LaunchConfig, &mut [u32]) -> R = kernels::cpu_tiled_with;
 
     let _: fn(&Arc<CudaStream>, LaunchConfig, &CudaSlice<u32>) -> R = kernels::launch_count_with;
     let _: fn(LaunchConfig, &[core::sync::atomic::AtomicU32]) -> R = kernels::cpu_count_with;

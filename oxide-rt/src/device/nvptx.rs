@@ -246,6 +246,15 @@ pub unsafe fn assume_dims<const DIMS: u8>() {
     }
 }
 
+/// Every launch of the kernel has blocks of exactly `X x Y x Z` threads (the generated
+/// launchers check this before launching, and the driver enforces the PTX's `.reqntid`).
+#[inline(always)]
+pub unsafe fn assume_block<const X: u32, const Y: u32, const Z: u32>() {
+    let (t, bd) = (thread_idx(), block_dim());
+    // SAFETY: guaranteed by the caller, see above; thread indices are below the block's extents.
+    unsafe { core::hint::assert_unchecked(bd.x == X && bd.y == Y && bd.z == Z && t.x < X && t.y < Y && t.z < Z) };
+}
+
 /// The body of the `#[panic_handler]` that oxide-build generates in every device crate.
 ///
 /// `MESSAGE` chooses whether the panic message is formatted on the device. Formatting pulls

@@ -58,3 +58,15 @@ pub fn gather_or_minus_one(x: &[f32], idx: &[u32], mut y: DisjointSlice<f32>) {
         *o = x.get(j as usize).copied().unwrap_or(-1.0);
     }
 }
+
+/// Fixed 16 x 4 blocks (`block(..)`): the launchers refuse other shapes, the PTX carries
+/// `.reqntid 16, 4, 1`, and the device folds `block_dim()` to constants. Each thread writes its
+/// block's extents and its own position in the block.
+#[kernel(dims = 2, block(16, 4))]
+pub fn fixed_block(mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    if let Some(o) = out.get_mut(i) {
+        let (b, t) = (thread::block_dim(), thread::thread_idx());
+        *o = b.x * 1_000_000 + b.y * 10_000 + t.y * 100 + t.x;
+    }
+}

@@ -15,6 +15,10 @@ fn ptx_has_every_kernel_for_the_lowest_arch() {
     }
     assert!(PTX.contains(".target sm_80"), "PTX is generated for the lowest requested arch");
     assert!(PTX.contains(".maxntid 128, 1, 1"), "launch bounds reach the PTX");
+    let fixed = &PTX[PTX.find(".visible .entry fixed_block(").expect("fixed_block in the PTX")..];
+    let fixed = &fixed[..fixed.find("\n}").unwrap()];
+    assert!(fixed.contains(".reqntid 16, 4, 1"), "block(..) reaches the PTX:\n{fixed}");
+    assert!(!fixed.contains("%ntid"), "block_dim() is a constant on the device:\n{fixed}");
     assert!(!PTX.contains(".visible .func"), "only kernels are visible");
 }
 

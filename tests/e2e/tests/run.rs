@@ -58,6 +58,26 @@ fn guarded_loads_give_the_fallback_past_the_end_on_the_cpu() {
     }
 }
 
+/// What `fixed_block` writes on a (3, 2) grid of 16 x 4 blocks, sorted: each block's 64 threads.
+fn fixed_block_reference() -> Vec<u32> {
+    let one_block: Vec<u32> = (0..4).flat_map(|ty| (0..16).map(move |tx| 16 * 1_000_000 + 4 * 10_000 + ty * 100 + tx)).collect();
+    let mut all = one_block.repeat(3 * 2);
+    all.sort_unstable();
+    all
+}
+
+#[test]
+fn a_fixed_block_kernel_runs_with_its_block_and_refuses_others_on_the_cpu() {
+    let mut out = vec![0u32; 3 * 2 * 64];
+    kernels::cpu_fixed_block((3u32, 2u32), (16u32, 4u32), &mut out).unwrap();
+    let mut got = out.clone();
+    got.sort_unstable();
+    assert_eq!(got, fixed_block_reference());
+    let err = kernels::cpu_fixed_block((3u32, 2u32), (8u32, 8u32), &mut out).unwrap_err();
+    assert!(matches!(err, Error::InvalidLaunch { kernel: "fixed_block", .. }), "{err}");
+    assert!(err.to_string().contains("block(16, 4, 1)") && err.to_string().contains("8x8x1"), "{err}");
+}
+
 #[test]
 fn a_dims_1_kernel_refuses_a_2d_launch() {
     let x = inputs(64);
@@ -135,6 +155,19 @@ fn guarded_loads_give_the_fallback_past_the_end_on_the_gpu() {
         kernels::launch_gather_or_minus_one_with(s, LaunchConfig::for_num_elems(idx.len() as u32, 128), &dx, &didx, &mut dy).unwrap();
         assert_eq!(s.clone_dtoh(&dy).unwrap(), want, "x of {x_len} elements");
     }
+}
+
+#[test]
+fn a_fixed_block_kernel_runs_with_its_block_and_refuses_others_on_the_gpu() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let mut d = s.alloc_zeros::<u32>(3 * 2 * 64).unwrap();
+    kernels::launch_fixed_block(s, (3u32, 2u32), (16u32, 4u32), &mut d).unwrap();
+    let mut got = s.clone_dtoh(&d).unwrap();
+    got.sort_unstable();
+    assert_eq!(got, fixed_block_reference(), "block_dim() folded to (16, 4) and thread indices within it");
+    let err = kernels::launch_fixed_block(s, (3u32, 2u32), (64u32, 1u32), &mut d).unwrap_err();
+    assert!(matches!(err, Error::InvalidLaunch { kernel: "fixed_block", .. }), "{err}");
 }
 
 #[test]
