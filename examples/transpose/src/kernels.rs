@@ -9,12 +9,12 @@ pub const ROWS: usize = 8;
 
 /// `out (cols x rows) = transpose(input (rows x cols))`, both row-major.
 ///
-/// A (32, 8) block reads a 32 x 32 tile with coalesced row reads (4 rows per thread), parks it
+/// A (32, 8) block (`block(..)`: the launchers refuse other shapes) reads a 32 x 32 tile with coalesced row reads (4 rows per thread), parks it
 /// in shared memory, and writes it back transposed, again as coalesced rows. The shared tile
 /// has 33 columns so the column-wise reads of a warp hit 32 different banks. Edge tiles check
 /// every element; `out` is written through `AtomicF32` relaxed stores because a
 /// `DisjointSlice` only lets a thread write the element at its own thread index.
-#[kernel(launch_bounds(256), dims = 2)]
+#[kernel(dims = 2, block(TILE as u32, ROWS as u32))]
 pub fn transpose(rows: u32, cols: u32, input: &[f32], out: &[AtomicF32]) {
     let (rows, cols) = (rows as usize, cols as usize);
     assert!(input.len() >= rows * cols && out.len() >= rows * cols, "transpose: a slice is shorter than rows * cols");
@@ -27,7 +27,7 @@ pub fn transpose(rows: u32, cols: u32, input: &[f32], out: &[AtomicF32]) {
     while j < TILE {
         let r = by + ty + j;
         if r < rows && c < cols {
-            // SAFETY: r < rows and c < cols, so r * cols + c < rows * cols <= input.len(); ty + j < TILE and tx < TILE + 1 (the block is TILE x ROWS).
+            // SAFETY: r < rows and c < cols, so r * cols + c < rows * cols <= input.len(); ty + j < TILE and tx < TILE + 1 (every launch has TILE x ROWS blocks: `block(..)`).
             unsafe { tile.set_unchecked(ty + j, tx, *input.get_unchecked(r * cols + c)) };
         }
         j += ROWS;
