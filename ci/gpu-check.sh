@@ -28,6 +28,11 @@ for e in saxpy reduction sgemm histogram transpose softmax stencil scan; do
     rc=$?; tail -n 3 "$OUT/san-$tool-$e.log"; [ $rc = 0 ] || { echo "=== FAILED: sanitizer $tool $e (rc $rc)"; status=1; }
   done
 done
+# Guarded loads read element 0 of an input ahead of its bounds check (empty inputs point at a
+# pad): memcheck over the e2e kernels that exercise it, empty input included.
+echo; echo "=== compute-sanitizer --tool memcheck test-run guarded_loads fixed_block"
+"$SAN" --tool memcheck --error-exitcode 9 "$BIN/test-run" --test-threads=1 guarded_loads fixed_block > "$OUT/san-memcheck-guarded.log" 2>&1
+rc=$?; tail -n 3 "$OUT/san-memcheck-guarded.log"; [ $rc = 0 ] || { echo "=== FAILED: sanitizer memcheck guarded loads (rc $rc)"; status=1; }
 if [ "${2:-}" != "--no-bench" ]; then step bash bench/gpu/run.sh "$BIN/oxide-bench-gpu" "$OUT"; fi
 echo; echo "gpu-check status: $status"
 exit $status
