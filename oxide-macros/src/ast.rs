@@ -210,8 +210,9 @@ pub fn classify(ty: &Type) -> ArgKind {
         Type::Reference(_) => ArgKind::Invalid,
         Type::Path(p) if p.qself.is_none() => {
             let Some(last) = p.path.segments.last() else { return ArgKind::Invalid };
-            // `DisjointSlice<T>` and `DisjointChunks<T, N>` (its chunk size may parse as a type).
-            let chunks = last.ident == "DisjointChunks";
+            // `DisjointSlice<T>`, `DisjointChunks<T, N>` and `DisjointStrided<T, N>` (N may
+            // parse as a type).
+            let chunks = last.ident == "DisjointChunks" || last.ident == "DisjointStrided";
             if last.ident == "DisjointSlice" || chunks {
                 if let syn::PathArguments::AngleBracketed(ab) = &last.arguments {
                     let mut types = ab.args.iter().filter_map(|a| match a {

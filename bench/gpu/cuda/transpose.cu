@@ -1,9 +1,9 @@
-// CUDA C++ twin of examples/transpose: a (32, 8) block moves a 32x32 tile through shared
-// memory padded to 33 columns, 4 elements per thread, every element bounds-checked, 64-bit
+// CUDA C++ twin of examples/transpose: a (64, 8) block moves a 64x64 tile through shared
+// memory padded to 65 columns, 8 elements per thread, every element bounds-checked, 64-bit
 // indices, as the oxide kernel.
-#define TILE 32
+#define TILE 64
 #define ROWS 8
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(512)
 transpose(unsigned rows, unsigned cols, const float* __restrict__ in, unsigned long long in_len,
           float* __restrict__ out, unsigned long long out_len) {
     __shared__ float tile[TILE][TILE + 1];

@@ -32,8 +32,10 @@ pub fn reference(p: &Problem) -> Output {
     p.x.iter().zip(&p.y).map(|(x, y)| p.a * x + y).collect()
 }
 
-fn config(n: usize) -> LaunchConfig {
-    LaunchConfig::for_num_elems(n as u32, BLOCK)
+/// Blocks of [`BLOCK`] threads, each thread covering [`kernels::PER_THREAD`] elements.
+pub fn config(n: usize) -> LaunchConfig {
+    let blocks = n.div_ceil(BLOCK as usize * kernels::PER_THREAD).max(1);
+    LaunchConfig::new(u32::try_from(blocks).unwrap_or(u32::MAX), BLOCK)
 }
 
 pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {

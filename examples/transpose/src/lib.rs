@@ -15,7 +15,7 @@ pub use kernels::{ROWS, TILE};
 pub const DEFAULT_SIZE: usize = 16384;
 /// Sizes for `problem`: rows = size, cols = size * 3 / 2 + 1 (neither a tile multiple unless
 /// the size makes one), small and large.
-pub const SIZES: &[usize] = &[1, 7, 31, 32, 33, 100, 257, 1000];
+pub const SIZES: &[usize] = &[1, 7, 31, 63, 64, 65, 100, 257, 1000];
 
 pub struct Problem {
     pub rows: usize,
@@ -50,7 +50,7 @@ pub fn reference(p: &Problem) -> Output {
     out
 }
 
-/// One (32, 8) block per 32 x 32 tile.
+/// One (TILE, ROWS) = (64, 8) block per 64 x 64 tile.
 pub fn config(rows: usize, cols: usize) -> LaunchConfig {
     LaunchConfig::new((cols.div_ceil(TILE) as u32, rows.div_ceil(TILE) as u32, 1), (TILE as u32, ROWS as u32, 1))
 }

@@ -46,7 +46,7 @@ pub use atomic::{AtomicF32, AtomicF64, AtomicFloat, AtomicInt, Scope};
 pub use math::Float;
 pub use oxide_macros::kernel;
 pub use shared::{dynamic_shared, Shared2d, SharedElem, SharedSlice};
-pub use slice::{DisjointChunks, DisjointSlice};
+pub use slice::{DisjointChunks, DisjointSlice, DisjointStrided};
 pub use sync::{sync_threads, sync_threads_and, sync_threads_count, sync_threads_or, sync_warp};
 pub use thread::{ThreadIndex, WARP_SIZE};
 pub use warp::FULL_MASK;

@@ -70,3 +70,15 @@ pub fn fixed_block(mut out: DisjointSlice<u32>) {
         *o = b.x * 1_000_000 + b.y * 10_000 + t.y * 100 + t.x;
     }
 }
+
+/// Three interleaved outputs per thread (`DisjointStrided`): thread `id` (its `thread::index()`)
+/// writes `id * 4 + k` into its `k`-th element.
+#[kernel]
+pub fn strided_ids(mut out: DisjointStrided<u32, 3>) {
+    let id = thread::index().get() as u32;
+    for k in 0..3 {
+        if let Some(o) = out.get_mut(k) {
+            *o = id * 4 + k as u32;
+        }
+    }
+}

@@ -78,6 +78,32 @@ fn a_fixed_block_kernel_runs_with_its_block_and_refuses_others_on_the_cpu() {
     assert!(err.to_string().contains("block(16, 4, 1)") && err.to_string().contains("8x8x1"), "{err}");
 }
 
+/// `strided_ids` over a 2D grid of 2D blocks: block `b` (linear) of `B` threads owns elements
+/// `b*3*B ..`, its thread `t` every `B`-th of them from `t`; `len` cuts the last block short.
+fn strided_reference(blocks: usize, per_block: usize, len: usize) -> Vec<u32> {
+    let mut want = vec![u32::MAX; len];
+    for b in 0..blocks {
+        for t in 0..per_block {
+            for k in 0..3 {
+                let i = b * 3 * per_block + k * per_block + t;
+                if i < len {
+                    want[i] = ((b * per_block + t) * 4 + k) as u32;
+                }
+            }
+        }
+    }
+    want
+}
+
+#[test]
+fn disjoint_strided_gives_each_thread_its_interleaved_elements_on_the_cpu() {
+    let (grid, block) = ((3u32, 2u32), (8u32, 2u32));
+    let len = 6 * 16 * 3 - 5;
+    let mut out = vec![u32::MAX; len];
+    kernels::cpu_strided_ids(grid, block, &mut out).unwrap();
+    assert_eq!(out, strided_reference(6, 16, len));
+}
+
 #[test]
 fn a_dims_1_kernel_refuses_a_2d_launch() {
     let x = inputs(64);
@@ -168,6 +194,16 @@ fn a_fixed_block_kernel_runs_with_its_block_and_refuses_others_on_the_gpu() {
     assert_eq!(got, fixed_block_reference(), "block_dim() folded to (16, 4) and thread indices within it");
     let err = kernels::launch_fixed_block(s, (3u32, 2u32), (64u32, 1u32), &mut d).unwrap_err();
     assert!(matches!(err, Error::InvalidLaunch { kernel: "fixed_block", .. }), "{err}");
+}
+
+#[test]
+fn disjoint_strided_on_the_gpu() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let len = 6 * 16 * 3 - 5;
+    let mut d = s.clone_htod(&vec![u32::MAX; len]).unwrap();
+    kernels::launch_strided_ids(s, (3u32, 2u32), (8u32, 2u32), &mut d).unwrap();
+    assert_eq!(s.clone_dtoh(&d).unwrap(), strided_reference(6, 16, len));
 }
 
 #[test]

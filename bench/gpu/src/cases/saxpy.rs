@@ -1,4 +1,4 @@
-//! saxpy, 2^28 elements (1 GiB per array, far beyond L2), block 256.
+//! saxpy, 2^28 elements (1 GiB per array, far beyond L2), block 256, 4 elements per thread.
 
 use crate::harness::{Bench, Res, Row, Work};
 use cudarc::driver::PushKernelArg;
@@ -11,7 +11,7 @@ pub fn run(b: &Bench) -> Res<Row> {
     let (a, x, y) = (p.a, &p.x, &p.y);
     let dx = s.clone_htod(x)?;
     let mut dy = s.clone_htod(y)?;
-    let cfg = LaunchConfig::for_num_elems(n as u32, 256);
+    let cfg = saxpy::config(n);
     let oxide_ms = b.time(|| Ok(saxpy::kernels::launch_saxpy_with(s, cfg, a, &dx, &mut dy)?))?;
 
     let (_m, f) = b.twin("saxpy", "saxpy")?;
@@ -30,6 +30,13 @@ pub fn run(b: &Bench) -> Res<Row> {
     saxpy::kernels::launch_saxpy_with(s, cfg, a, &dx, &mut dy)?;
     let got = s.clone_dtoh(&dy)?;
     let want = saxpy::reference(&p);
+    let mut ty = s.clone_htod(y)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(&a).arg(&dx).arg(&mut ty).arg(&n64);
+    // SAFETY: as above.
+    unsafe { l.launch(cfg_raw(cfg)) }?;
+    saxpy::compare(&s.clone_dtoh(&ty)?, &want).map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
+    saxpy::compare(&got, &want).map_err(|e| format!("oxide saxpy differs from the reference: {e}"))?;
     let max_error = got.iter().zip(&want).map(|(g, w)| (g - w).abs() as f64).fold(0.0, f64::max);
     Ok(Row {
         kernel: "saxpy".into(),
