@@ -18,6 +18,8 @@ for t in $(tests -p oxide-e2e --test run) $(tests -p device-api --test gpu --tes
   name="$(basename "$t" | sed 's/-[0-9a-f]*$//')"
   cp "$t" "$BIN/test-$name"
 done
+# Release panics take another path (inlined, location only): the panic test once more.
+for t in $(tests --release -p device-api --test gpu_panic); do cp "$t" "$BIN/test-gpu_panic-release"; done
 # Stripped: the transfer to the GPU machine is limited (64 MiB).
 strip "$BIN"/*
 ls -la "$BIN"

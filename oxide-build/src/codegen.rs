@@ -68,10 +68,11 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
         commands.push(run(&mut cmd, input.module, "opt")?);
         ir = optimized;
     } else if let Some(opt) = &tc.opt {
-        // Drop what internalization made dead (core's unused functions) before llc.
+        // Inline what the IR stage marked `alwaysinline` (release panic paths), then drop what
+        // internalization made dead (core's unused functions) before llc.
         let optimized = input.work_dir.join("opt.bc");
         let mut cmd = Command::new(opt);
-        cmd.arg("-passes=globaldce").arg(&ir).arg("-o").arg(&optimized);
+        cmd.arg("-passes=always-inline,globaldce").arg(&ir).arg("-o").arg(&optimized);
         commands.push(run(&mut cmd, input.module, "opt")?);
         ir = optimized;
     }

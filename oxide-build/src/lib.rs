@@ -371,6 +371,7 @@ impl Build {
         let edition = self.edition.clone().unwrap_or_else(|| read_edition(&manifest_dir));
         let lockfile = manifest_dir.ancestors().map(|d| d.join("Cargo.lock")).find(|p| p.is_file());
 
+        let panic_messages = self.panic_messages.unwrap_or_else(|| self.env.var("PROFILE").as_deref() != Some("release"));
         let t = Instant::now();
         let krate = device_crate::generate(&device_crate::Spec {
             dir: target_dir.join("crates").join(format!("{}-{module}", device_crate::sanitize(&package))),
@@ -381,7 +382,7 @@ impl Build {
             oxide_rt: &oxide_rt,
             dependencies: &dependencies,
             lockfile: lockfile.as_deref(),
-            panic_messages: self.panic_messages.unwrap_or_else(|| self.env.var("PROFILE").as_deref() != Some("release")),
+            panic_messages,
         })?;
         let built = device_build::run(&tc, &self.env, &krate, &target_dir, &device_build::Options {
             arch: &lowest,
@@ -396,7 +397,10 @@ impl Build {
 
         let t = Instant::now();
         let raw_ir = std::fs::read_to_string(&built.ir).map_err(|e| Error::io(format!("reading {}", built.ir.display()), e))?;
-        let processed = ir::process(&raw_ir).map_err(|e| Error::new(ErrorKind::Ir, format!("kernels module `{module}`: {e}")))?;
+        let mut processed = ir::process(&raw_ir).map_err(|e| Error::new(ErrorKind::Ir, format!("kernels module `{module}`: {e}")))?;
+        if !panic_messages {
+            processed.ir = ir::inline_panic_paths(&processed.ir);
+        }
         if processed.kernels.is_empty() && self.cargo_metadata {
             println!("cargo:warning=oxide-build: {} defines no #[kernel] functions", rel.display());
         }
@@ -428,6 +432,7 @@ impl Build {
                 (!processed.shared_statics.is_empty()).then_some("shared memory"),
                 processed.needs_libdevice.then_some("libdevice math"),
                 processed.meta.iter().any(|m| m.name.starts_with("__oxide_launch_bounds_")).then_some("launch bounds"),
+                processed.meta.iter().any(|m| m.name.starts_with("__oxide_block_")).then_some("a required block shape"),
             ];
             let needs: Vec<&str> = needs.into_iter().flatten().collect();
             if !needs.is_empty() {

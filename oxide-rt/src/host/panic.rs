@@ -17,7 +17,7 @@
 //! typed launcher in that context.
 
 use super::Error;
-use crate::device::panic_record::{PanicRecord, DONE, FILE_CAP, MESSAGE_CAP};
+use crate::device::panic_record::{PanicRecord, DONE, FILE_CAP, MESSAGE_CAP, MESSAGE_NOT_RECORDED, NOT_RECORDED};
 use cudarc::driver::{result, sys, CudaContext, CudaModule, CudaStream, DriverError};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -134,7 +134,7 @@ fn read(slot: &Slot) -> Option<Error> {
         }
         std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
         let file_len = (std::ptr::read_volatile(&raw const (*rec).file_len) as usize).min(FILE_CAP);
-        let message_len = (std::ptr::read_volatile(&raw const (*rec).message_len) as usize).min(MESSAGE_CAP);
+        let message_len = std::ptr::read_volatile(&raw const (*rec).message_len);
         let file: [u8; FILE_CAP] = std::ptr::read_volatile(&raw const (*rec).file);
         let message: [u8; MESSAGE_CAP] = std::ptr::read_volatile(&raw const (*rec).message);
         let line = std::ptr::read_volatile(&raw const (*rec).line);
@@ -142,9 +142,13 @@ fn read(slot: &Slot) -> Option<Error> {
         let t = std::ptr::read_volatile(&raw const (*rec).thread);
         let b = std::ptr::read_volatile(&raw const (*rec).block);
         let location = (file_len > 0).then(|| format!("{}:{line}:{column}", String::from_utf8_lossy(&file[..file_len])));
+        let text = if message_len == MESSAGE_NOT_RECORDED {
+            NOT_RECORDED.into()
+        } else {
+            String::from_utf8_lossy(&message[..(message_len as usize).min(MESSAGE_CAP)])
+        };
         let message = format!(
-            "{} (thread ({}, {}, {}) of block ({}, {}, {}))",
-            String::from_utf8_lossy(&message[..message_len]),
+            "{text} (thread ({}, {}, {}) of block ({}, {}, {}))",
             t[0], t[1], t[2], b[0], b[1], b[2]
         );
         Some(Error::KernelPanic { kernel: slot.last_kernel, message, location })
@@ -189,6 +193,16 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(e.to_string().contains("kernel `oob` panicked at src/kernels.rs:12:9"), "{e}");
+    }
+
+    #[test]
+    fn a_record_without_a_message_names_the_option_that_records_it() {
+        let (_rec, slot) = slot_with(|r| {
+            r.message_len = MESSAGE_NOT_RECORDED;
+            r.state = DONE;
+        });
+        let e = read(&slot).unwrap();
+        assert!(e.to_string().contains("panic_messages(true)"), "{e}");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! A bounds-check panic in a GPU kernel comes back as `Error::KernelPanic` naming the kernel,
-//! the source location and the message. Its own test binary: the trap leaves the process's CUDA
+//! the source location and (debug builds) the message; run by ci/gpu-check.sh in both profiles. Its own test binary: the trap leaves the process's CUDA
 //! context unusable.
 
 use device_api::kernels;
@@ -25,7 +25,12 @@ fn out_of_bounds_on_the_gpu_reports_kernel_file_line_and_message() {
             assert_eq!(*kernel, "out_of_bounds");
             let loc = location.as_deref().unwrap_or_default();
             assert!(loc.contains("tests/device-api/src/kernels.rs:") || loc.contains("kernels.rs:"), "{err}");
-            assert!(message.contains("index out of bounds: the len is 64 but the index is"), "{err}");
+            if cfg!(debug_assertions) {
+                assert!(message.contains("index out of bounds: the len is 64 but the index is"), "{err}");
+            } else {
+                // Release builds inline the panic path and record only where it happened.
+                assert!(message.contains("message not recorded") && message.contains("panic_messages(true)"), "{err}");
+            }
         }
         other => panic!("expected Error::KernelPanic, got {other:?}"),
     }
