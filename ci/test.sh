@@ -6,4 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(bash ci/setup.sh --env)"
 export OXIDE_REQUIRE_PTXAS=1
+# Lints as errors where the host toolchain has clippy (rustup's default profile does).
+if cargo clippy --version >/dev/null 2>&1; then
+  cargo clippy --workspace --all-targets --locked -- -D warnings
+else
+  echo "ci/test.sh: cargo clippy is not installed here; lint step skipped" >&2
+fi
 cargo test --workspace --locked "$@"

@@ -42,6 +42,7 @@ fn block_assertions(k: &Kernel<'_>) -> Option<TokenStream> {
     let size = format!("#[kernel(block(..))] of `{}`: every extent must be at least 1 and a block has at most 1024 threads", k.name);
     let beyond = format!("#[kernel(block(..))] of `{}`: an extent beyond `dims = {dims}` must be 1", k.name);
     Some(quote_spanned! {b.span=>
+        #[allow(clippy::unnecessary_cast)]
         const _: () = {
             let (x, y, z) = ((#x) as u64, (#y) as u64, (#z) as u64);
             ::core::assert!(x >= 1 && y >= 1 && z >= 1 && x * y * z <= 1024, #size);

@@ -98,22 +98,14 @@ fn block_max(v: f32, partial: SharedSlice<f32>) -> f32 {
         off /= 2;
     }
     let all = exchange(m, partial);
-    let mut m = all[0];
-    for w in 1..WARPS {
-        m = math::max(m, all[w]);
-    }
-    m
+    all[1..].iter().fold(all[0], |m, &w| math::max(m, w))
 }
 
 /// The sum of `v` over the block, as [`block_max`].
 #[inline(always)]
 fn block_sum(v: f32, partial: SharedSlice<f32>) -> f32 {
     let all = exchange(warp::reduce_add_f32(v), partial);
-    let mut s = all[0];
-    for w in 1..WARPS {
-        s += all[w];
-    }
-    s
+    all[1..].iter().fold(all[0], |s, &w| s + w)
 }
 
 /// Every warp's `v` (the same in all its lanes), to every thread of the block.

@@ -16,29 +16,6 @@ pub struct DisjointSlice<'a, T> {
 }
 
 impl<'a, T> DisjointSlice<'a, T> {
-    /// # Safety
-    /// 1. `ptr..ptr+len` is a live allocation of initialised `T`s for `'a`.
-    /// 2. Every other view of that memory during `'a` is another `DisjointSlice` of the same
-    ///    launch, each owned by a different thread (so their `ThreadIndex`es differ).
-    /// 3. `ptr` is non-null and aligned, also when `len == 0`.
-    #[doc(hidden)]
-    #[inline(always)]
-    pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
-        // SAFETY: non-null by contract 3 (the launchers substitute an aligned dangling address for empty slices).
-        let ptr = unsafe { NonNull::new_unchecked(ptr) };
-        DisjointSlice { ptr, len, _borrow: PhantomData }
-    }
-
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The raw base pointer, for kernels whose threads own other sets of elements than their
     /// `ThreadIndex` (a row per warp, a tile per block). Writing through it is `unsafe`: the
     /// kernel must make every element written by at most one thread, without a barrier or
@@ -73,27 +50,6 @@ pub struct DisjointChunks<'a, T, const N: usize> {
 }
 
 impl<'a, T, const N: usize> DisjointChunks<'a, T, N> {
-    /// # Safety
-    /// As [`DisjointSlice::from_raw`], with "element" read as "chunk of `N` elements".
-    #[doc(hidden)]
-    #[inline(always)]
-    pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
-        // SAFETY: non-null by the contract (the launchers substitute an aligned dangling address for empty slices).
-        let ptr = unsafe { NonNull::new_unchecked(ptr) };
-        DisjointChunks { ptr, len, _borrow: PhantomData }
-    }
-
-    /// Elements in the whole buffer.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The full chunk of thread `i`, or `None` when it does not fit entirely (see
     /// [`chunk_mut`](Self::chunk_mut) for a short last chunk).
     #[inline(always)]
@@ -138,28 +94,6 @@ pub struct DisjointStrided<'a, T, const N: usize> {
 }
 
 impl<'a, T, const N: usize> DisjointStrided<'a, T, N> {
-    /// # Safety
-    /// As [`DisjointSlice::from_raw`], with "the element at its `ThreadIndex`" read as "its
-    /// `N` interleaved elements".
-    #[doc(hidden)]
-    #[inline(always)]
-    pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
-        // SAFETY: non-null by the contract (the launchers substitute an aligned dangling address for empty slices).
-        let ptr = unsafe { NonNull::new_unchecked(ptr) };
-        DisjointStrided { ptr, len, _borrow: PhantomData }
-    }
-
-    /// Elements in the whole buffer.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The buffer index of this thread's `k`-th element (`k < N`), in bounds or not; `None`
     /// for `k >= N` or an index beyond `usize`.
     #[inline(always)]
@@ -196,33 +130,43 @@ impl<'a, T, const N: usize> DisjointStrided<'a, T, N> {
 pub trait OutputSlice {
     type Elem;
     /// # Safety
-    /// The `from_raw` contract of the implementing type.
+    /// 1. `ptr..ptr+len` is a live allocation of initialised `T`s for the output's lifetime.
+    /// 2. Every other view of that memory meanwhile is an output of the same type in the same
+    ///    launch, held by another thread, so the type's ownership rule (one element per
+    ///    `ThreadIndex`, one chunk per `ThreadIndex`, interleaved per block) keeps their
+    ///    elements apart.
+    /// 3. `ptr` is non-null and aligned, also when `len == 0` (the launchers substitute an
+    ///    aligned dangling address for empty slices).
     unsafe fn from_raw(ptr: *mut Self::Elem, len: usize) -> Self;
 }
 
-impl<T> OutputSlice for DisjointSlice<'_, T> {
-    type Elem = T;
-    #[inline(always)]
-    unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { DisjointSlice::from_raw(ptr, len) }
-    }
-}
+/// What the output types share: construction from the launch's pointer and length, `len`.
+macro_rules! output_type {
+    ($name:ident $(, const $n:ident)?) => {
+        impl<T $(, const $n: usize)?> $name<'_, T $(, $n)?> {
+            /// Elements in the whole buffer.
+            #[inline(always)]
+            pub fn len(&self) -> usize {
+                self.len
+            }
 
-impl<T, const N: usize> OutputSlice for DisjointChunks<'_, T, N> {
-    type Elem = T;
-    #[inline(always)]
-    unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { DisjointChunks::from_raw(ptr, len) }
-    }
-}
+            #[inline(always)]
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+        }
 
-impl<T, const N: usize> OutputSlice for DisjointStrided<'_, T, N> {
-    type Elem = T;
-    #[inline(always)]
-    unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { DisjointStrided::from_raw(ptr, len) }
-    }
+        impl<T $(, const $n: usize)?> OutputSlice for $name<'_, T $(, $n)?> {
+            type Elem = T;
+            #[inline(always)]
+            unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+                // SAFETY: non-null by contract 3.
+                let ptr = unsafe { NonNull::new_unchecked(ptr) };
+                $name { ptr, len, _borrow: PhantomData }
+            }
+        }
+    };
 }
+output_type!(DisjointSlice);
+output_type!(DisjointChunks, const N);
+output_type!(DisjointStrided, const N);
