@@ -1,5 +1,5 @@
-//! softmax, 65536 rows x 4096 columns (1 GiB in, 1 GiB out, far beyond L2), one warp per row,
-//! 8 warps per block.
+//! softmax, 65536 rows x 4096 columns (1 GiB in, 1 GiB out, far beyond L2), one block of 256
+//! threads per row (the row kept in registers).
 
 use super::saxpy::cfg_raw;
 use crate::harness::{Bench, Res, Row, Work};

@@ -1,4 +1,4 @@
-//! transpose: 16384 x 16384 f32 (1 GiB in, 1 GiB out, far beyond L2), 32x32 tiles, block (32, 8).
+//! transpose: 16384 x 16384 f32 (1 GiB in, 1 GiB out, far beyond L2), 64x64 tiles, block (64, 8).
 
 use super::saxpy::cfg_raw;
 use crate::harness::{Bench, Res, Row, Work};
