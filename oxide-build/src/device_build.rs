@@ -138,12 +138,15 @@ fn read_dep_info(path: &Path, base: &Path) -> Result<Vec<PathBuf>, Error> {
 mod tests {
     use super::*;
 
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
     #[test]
-    fn dep_info_paths_are_resolved_and_unescaped() {
-        let dir = tempfile::tempdir().unwrap();
+    fn dep_info_paths_are_resolved_and_unescaped() -> TestResult {
+        let dir = tempfile::tempdir()?;
         let d = dir.path().join("x.d");
-        std::fs::write(&d, "/t/x.ll: lib.rs /src/my\\ kernels.rs /src/util.rs\n\nlib.rs:\n").unwrap();
-        let got = read_dep_info(&d, Path::new("/crate")).unwrap();
+        std::fs::write(&d, "/t/x.ll: lib.rs /src/my\\ kernels.rs /src/util.rs\n\nlib.rs:\n")?;
+        let got = read_dep_info(&d, Path::new("/crate"))?;
         assert_eq!(got, vec![PathBuf::from("/crate/lib.rs"), PathBuf::from("/src/my kernels.rs"), PathBuf::from("/src/util.rs")]);
+        Ok(())
     }
 }

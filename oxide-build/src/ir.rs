@@ -1036,6 +1036,8 @@ mod tests {
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
+    type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
     const HEAD: &str = "target datalayout = \"e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n";
 
     fn fixture() -> String {
@@ -1222,15 +1224,16 @@ mod tests {
     }
 
     #[test]
-    fn slice_params_of_kernels_become_noalias() {
+    fn slice_params_of_kernels_become_noalias() -> TestResult {
         let ir = "define ptx_kernel void @k(float %a, ptr noundef readonly captures(none) %__oxide_in_x, i64 %__oxide_in_x_len, ptr noundef %__oxide_out_y, i64 %n, ptr %raw) unnamed_addr #0 {\n\
                   ret void\n}\n\
                   define void @helper(ptr %__oxide_in_x) #0 {\n  ret void\n}\n";
-        let out = process(ir).unwrap().ir;
+        let out = process(ir)?.ir;
         assert!(out.contains("ptr noalias nonnull noundef readonly captures(none) %__oxide_in_x, i64 %__oxide_in_x_len"), "{out}");
         assert!(out.contains("ptr noalias nonnull noundef %__oxide_out_y"), "{out}");
         assert!(out.contains("ptr %raw)"), "unmarked pointers stay as they are: {out}");
         assert!(out.contains("define internal void @helper(ptr %__oxide_in_x)"), "only kernels: {out}");
+        Ok(())
     }
 
     #[test]
@@ -1334,15 +1337,15 @@ mod tests {
     }
 
     /// Compiles processed IR with llc-22 (and checks it with ptxas when present).
-    fn compile(name: &str, ir: &str) -> Option<String> {
+    fn compile(name: &str, ir: &str) -> TestResult<Option<String>> {
         let Some(llc) = find_tool("llc-22") else {
             eprintln!("skipped: llc-22 not found on PATH (apt-get install llvm-22)");
-            return None;
+            return Ok(None);
         };
         let dir = std::env::temp_dir().join(format!("oxide-ir-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&dir)?;
         let (ll, ptx) = (dir.join("in.ll"), dir.join("out.ptx"));
-        std::fs::write(&ll, ir).unwrap();
+        std::fs::write(&ll, ir)?;
         tool_ok(
             Command::new(&llc)
                 .arg("-mcpu=sm_90")
@@ -1350,7 +1353,7 @@ mod tests {
                 .arg("-o")
                 .arg(&ptx),
         );
-        let text = std::fs::read_to_string(&ptx).unwrap();
+        let text = std::fs::read_to_string(&ptx)?;
         if let Some(opt) = find_tool("opt-22") {
             // The `opt` passes after us must accept the module too.
             tool_ok(
@@ -1372,14 +1375,14 @@ mod tests {
             None => eprintln!("ptxas not found: PTX not assembled"),
         }
         let _ = std::fs::remove_dir_all(&dir);
-        Some(text)
+        Ok(Some(text))
     }
 
     #[test]
-    fn real_module_compiles_with_llc() {
+    fn real_module_compiles_with_llc() -> TestResult {
         let p = run(&fixture());
-        let Some(ptx) = compile("real", &p.ir) else {
-            return;
+        let Some(ptx) = compile("real", &p.ir)? else {
+            return Ok(());
         };
         for want in [
             ".visible .entry saxpy(",
@@ -1394,11 +1397,12 @@ mod tests {
             assert!(ptx.contains(want), "PTX lacks `{want}`:\n{ptx}");
         }
         assert!(!ptx.contains(".visible .func"), "{ptx}");
+        Ok(())
     }
 
     /// The stage after this one: link libdevice for `__nv_*`, internalize, optimize.
     #[test]
-    fn real_module_links_libdevice() {
+    fn real_module_links_libdevice() -> TestResult {
         let p = run(&fixture());
         let libdevice = std::fs::read_dir("/opt/oxide-venv/lib")
             .into_iter()
@@ -1415,13 +1419,13 @@ mod tests {
             eprintln!(
                 "skipped: needs llvm-link-22, opt-22 and libdevice.10.bc (pip nvidia-cuda-nvcc)"
             );
-            return;
+            return Ok(());
         };
         let dir = std::env::temp_dir().join(format!("oxide-ir-{}-libdevice", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&dir)?;
         let (ll, linked, optimized) =
             (dir.join("in.ll"), dir.join("linked.bc"), dir.join("opt.ll"));
-        std::fs::write(&ll, &p.ir).unwrap();
+        std::fs::write(&ll, &p.ir)?;
         tool_ok(
             Command::new(link)
                 .arg(&ll)
@@ -1440,23 +1444,24 @@ mod tests {
                 .arg("-o")
                 .arg(&optimized),
         );
-        let optimized = std::fs::read_to_string(&optimized).unwrap();
+        let optimized = std::fs::read_to_string(&optimized)?;
         let _ = std::fs::remove_dir_all(&dir);
         assert!(
             !optimized.contains("declare float @__nv_expf"),
             "libdevice not linked"
         );
-        let Some(ptx) = compile("libdevice", &optimized) else {
-            return;
+        let Some(ptx) = compile("libdevice", &optimized)? else {
+            return Ok(());
         };
         assert!(
             ptx.contains(".maxntid 256, 1, 1") && ptx.contains("ld.shared"),
             "{ptx}"
         );
+        Ok(())
     }
 
     #[test]
-    fn internalized_handwritten_module_compiles() {
+    fn internalized_handwritten_module_compiles() -> TestResult {
         let ir = format!(
             "{HEAD}$f = comdat any\n\
              @g = weak_odr hidden global i32 1, comdat($f), align 4\n\
@@ -1468,8 +1473,8 @@ mod tests {
              attributes #0 = {{ nounwind }}\nattributes #1 = {{ convergent nounwind }}\n"
         );
         let p = run(&ir);
-        let Some(ptx) = compile("hand", &p.ir) else {
-            return;
+        let Some(ptx) = compile("hand", &p.ir)? else {
+            return Ok(());
         };
         assert!(
             ptx.contains(".visible .entry k(") && ptx.contains(".shared .align 16 .b8 S[64]"),
@@ -1479,6 +1484,7 @@ mod tests {
             !ptx.contains(".visible .func") && !ptx.contains(".visible .global"),
             "{ptx}"
         );
+        Ok(())
     }
 
     #[test]

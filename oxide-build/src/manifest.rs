@@ -254,6 +254,8 @@ pub(crate) fn tree_hash(entries: &[SourceEntry]) -> String {
 mod tests {
     use super::*;
 
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
     #[test]
     fn parses_entries_and_params() {
         let ptx = "//\n.version 7.8\n.target sm_90\n\
@@ -275,24 +277,25 @@ mod tests {
     }
 
     #[test]
-    fn hash_changes_with_content_but_not_with_the_checkout_location() {
-        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    fn hash_changes_with_content_but_not_with_the_checkout_location() -> TestResult {
+        let (a, b) = (tempfile::tempdir()?, tempfile::tempdir()?);
         for d in [&a, &b] {
-            std::fs::create_dir_all(d.path().join("src")).unwrap();
-            std::fs::write(d.path().join("src/k.rs"), "a").unwrap();
+            std::fs::create_dir_all(d.path().join("src"))?;
+            std::fs::write(d.path().join("src/k.rs"), "a")?;
         }
-        let hash = |d: &Path| tree_hash(&source_entries(&[d.join("src/k.rs")], d).unwrap());
-        assert_eq!(hash(a.path()), hash(b.path()), "same sources in two checkouts");
-        let entries = source_entries(&[a.path().join("src/k.rs")], a.path()).unwrap();
+        let hash = |d: &Path| source_entries(&[d.join("src/k.rs")], d).map(|e| tree_hash(&e));
+        assert_eq!(hash(a.path())?, hash(b.path())?, "same sources in two checkouts");
+        let entries = source_entries(&[a.path().join("src/k.rs")], a.path())?;
         assert_eq!(entries[0].path, "src/k.rs");
-        let h1 = hash(a.path());
-        std::fs::write(a.path().join("src/k.rs"), "b").unwrap();
-        assert_ne!(h1, hash(a.path()));
+        let h1 = hash(a.path())?;
+        std::fs::write(a.path().join("src/k.rs"), "b")?;
+        assert_ne!(h1, hash(a.path())?);
+        Ok(())
     }
 
     #[test]
-    fn manifest_round_trips() {
-        let dir = tempfile::tempdir().unwrap();
+    fn manifest_round_trips() -> TestResult {
+        let dir = tempfile::tempdir()?;
         let kernels = vec![KernelInfo {
             name: "k".into(),
             params: vec![Param { ptx_type: "f32".into(), size: 4, align: 4 }],
@@ -312,14 +315,16 @@ mod tests {
             toolchain: json!({"rustc": "rustc 1.96.0"}),
         };
         let path = dir.path().join("kernels.manifest.json");
-        std::fs::write(&path, m.to_json()).unwrap();
-        let back = ManifestFile::read(&path).unwrap();
+        std::fs::write(&path, m.to_json())?;
+        let back = ManifestFile::read(&path)?;
         assert_eq!(back.kernels, kernels);
         assert_eq!(back.sources, sources);
         assert_eq!(back.cubins, vec![("sm_90".to_string(), "kernels.sm_90.cubin".to_string())]);
         assert_eq!(back.meta["__oxide_launch_bounds_k"], vec![128, 0]);
         assert_eq!((back.module.as_str(), back.source_hash.as_str(), back.ptx.as_str()), ("kernels", "abcd", "kernels.ptx"));
-        std::fs::write(&path, "{}").unwrap();
-        assert!(ManifestFile::read(&path).unwrap_err().to_string().contains("not an oxide kernels manifest"));
+        std::fs::write(&path, "{}")?;
+        let Err(err) = ManifestFile::read(&path) else { return Err("`{}` should not read as a manifest".into()) };
+        assert!(err.to_string().contains("not an oxide kernels manifest"), "{err}");
+        Ok(())
     }
 }

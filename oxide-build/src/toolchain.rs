@@ -516,21 +516,23 @@ mod tests {
     use std::fs;
     use std::os::unix::fs::PermissionsExt;
 
+    type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
     struct Sandbox {
         dir: tempfile::TempDir,
         env: Env,
     }
 
     impl Sandbox {
-        fn new() -> Sandbox {
-            let dir = tempfile::tempdir().unwrap();
+        fn new() -> TestResult<Sandbox> {
+            let dir = tempfile::tempdir()?;
             let mut env = Env::default();
             env.isolate();
             env.system_bins = Some(vec![dir.path().join("usr/bin")]);
             env.set("HOME", Some(dir.path().join("home").into()));
             env.set("PATH", Some(dir.path().join("path").into()));
-            fs::create_dir_all(dir.path().join("path")).unwrap();
-            Sandbox { dir, env }
+            fs::create_dir_all(dir.path().join("path"))?;
+            Ok(Sandbox { dir, env })
         }
 
         fn path(&self, rel: &str) -> PathBuf {
@@ -542,9 +544,9 @@ mod tests {
         }
 
         /// A shim that appends its name and argv to argv.log and answers like the real tool.
-        fn shim(&self, rel: &str, version: &str, sysroot: &Path) -> PathBuf {
+        fn shim(&self, rel: &str, version: &str, sysroot: &Path) -> TestResult<PathBuf> {
             let p = self.path(rel);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::create_dir_all(p.parent().ok_or("a shim path has a parent")?)?;
             let script = format!(
                 "#!/bin/sh\necho \"${{0##*/}} $*\" >> {log}\n\
                  case \"$1\" in\n  -vV) printf '{version}\\nhost: x86_64-unknown-linux-gnu\\nLLVM version: 22.1.8\\n' ;;\n  \
@@ -552,32 +554,32 @@ mod tests {
                 log = self.path("argv.log").display(),
                 sysroot = sysroot.display(),
             );
-            fs::write(&p, script).unwrap();
-            fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
-            p
+            fs::write(&p, script)?;
+            fs::set_permissions(&p, fs::Permissions::from_mode(0o755))?;
+            Ok(p)
         }
 
         /// A rustc + cargo pair under `root/bin` with sysroot `root`, optionally with rust-src.
-        fn toolchain(&self, root: &str, version: &str, rust_src: bool) -> (PathBuf, PathBuf) {
+        fn toolchain(&self, root: &str, version: &str, rust_src: bool) -> TestResult<(PathBuf, PathBuf)> {
             let sysroot = self.path(root);
             if rust_src {
                 let core = sysroot.join("lib/rustlib/src/rust/library/core");
-                fs::create_dir_all(&core).unwrap();
-                fs::write(core.join("Cargo.toml"), "[package]\nname = \"core\"\n").unwrap();
+                fs::create_dir_all(&core)?;
+                fs::write(core.join("Cargo.toml"), "[package]\nname = \"core\"\n")?;
             }
-            let rustc = self.shim(&format!("{root}/bin/rustc"), version, &sysroot);
-            let cargo = self.shim(&format!("{root}/bin/cargo"), version, &sysroot);
-            (rustc, cargo)
+            let rustc = self.shim(&format!("{root}/bin/rustc"), version, &sysroot)?;
+            let cargo = self.shim(&format!("{root}/bin/cargo"), version, &sysroot)?;
+            Ok((rustc, cargo))
         }
     }
 
     #[test]
-    fn explicit_variables_win_and_are_probed() {
-        let mut sb = Sandbox::new();
-        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", true);
-        let (rustc, cargo) = sb.toolchain("custom", "rustc 1.96.0 (x 2026-05-25)", true);
+    fn explicit_variables_win_and_are_probed() -> TestResult {
+        let mut sb = Sandbox::new()?;
+        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", true)?;
+        let (rustc, cargo) = sb.toolchain("custom", "rustc 1.96.0 (x 2026-05-25)", true)?;
         sb.env.set("OXIDE_DEVICE_RUSTC", Some(rustc.clone().into()));
-        let tc = discover(&sb.env).unwrap();
+        let tc = discover(&sb.env)?;
         assert_eq!(tc.rustc, rustc);
         assert_eq!(tc.cargo, cargo, "cargo next to OXIDE_DEVICE_RUSTC is used");
         assert!(tc.origin.starts_with("OXIDE_DEVICE_RUSTC="));
@@ -585,102 +587,111 @@ mod tests {
         assert_eq!(tc.llvm_major, Some(22));
         let log = sb.log();
         assert!(log.contains("rustc -vV") && log.contains("rustc --print sysroot"), "{log}");
+        Ok(())
     }
 
     #[test]
-    fn rustup_nightly_with_rust_src_is_preferred() {
-        let sb = Sandbox::new();
-        sb.toolchain("home/.rustup/toolchains/stable-x86_64-unknown-linux-gnu", "rustc 1.95.0 (x 2026-04-14)", true);
-        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", true);
-        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true);
-        let tc = discover(&sb.env).unwrap();
+    fn rustup_nightly_with_rust_src_is_preferred() -> TestResult {
+        let sb = Sandbox::new()?;
+        sb.toolchain("home/.rustup/toolchains/stable-x86_64-unknown-linux-gnu", "rustc 1.95.0 (x 2026-04-14)", true)?;
+        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", true)?;
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true)?;
+        let tc = discover(&sb.env)?;
         assert!(tc.rustc.to_string_lossy().contains("nightly"), "{}", tc.rustc.display());
         assert!(!tc.bootstrap);
         assert_eq!(tc.origin, "rustup toolchain nightly-x86_64-unknown-linux-gnu");
+        Ok(())
     }
 
     #[test]
-    fn system_rustc_with_library_sources_and_matching_llc() {
-        let sb = Sandbox::new();
-        let (rustc, _) = sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25) (built from a source tarball)", true);
-        let llc = sb.shim("path/llc-22", "", Path::new("/"));
-        let opt = sb.shim("path/opt-22", "", Path::new("/"));
-        let link = sb.shim("path/llvm-link-22", "", Path::new("/"));
-        let tc = discover(&sb.env).unwrap();
+    fn system_rustc_with_library_sources_and_matching_llc() -> TestResult {
+        let sb = Sandbox::new()?;
+        let (rustc, _) = sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25) (built from a source tarball)", true)?;
+        let llc = sb.shim("path/llc-22", "", Path::new("/"))?;
+        let opt = sb.shim("path/opt-22", "", Path::new("/"))?;
+        let link = sb.shim("path/llvm-link-22", "", Path::new("/"))?;
+        let tc = discover(&sb.env)?;
         assert_eq!(tc.rustc, rustc);
         assert!(tc.bootstrap);
         assert_eq!(tc.llc.as_deref(), Some(llc.as_path()));
         assert_eq!(tc.opt.as_deref(), Some(opt.as_path()));
         assert_eq!(tc.llvm_link.as_deref(), Some(link.as_path()));
+        Ok(())
     }
 
     #[test]
-    fn llc_overrides_in_order() {
-        let mut sb = Sandbox::new();
-        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true);
-        sb.shim("path/llc-22", "", Path::new("/"));
-        let mine = sb.shim("tools/my-llc", "", Path::new("/"));
-        let theirs = sb.shim("tools/their-llc", "", Path::new("/"));
+    fn llc_overrides_in_order() -> TestResult {
+        let mut sb = Sandbox::new()?;
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true)?;
+        sb.shim("path/llc-22", "", Path::new("/"))?;
+        let mine = sb.shim("tools/my-llc", "", Path::new("/"))?;
+        let theirs = sb.shim("tools/their-llc", "", Path::new("/"))?;
         sb.env.set("CUDA_OXIDE_LLC", Some(theirs.clone().into()));
-        assert_eq!(discover(&sb.env).unwrap().llc, Some(theirs.clone()));
+        assert_eq!(discover(&sb.env)?.llc, Some(theirs.clone()));
         sb.env.set("LLC_PATH", Some(mine.clone().into()));
-        assert_eq!(discover(&sb.env).unwrap().llc, Some(mine.clone()));
+        assert_eq!(discover(&sb.env)?.llc, Some(mine.clone()));
         sb.env.set("OXIDE_LLC", Some(sb.path("nope/llc").into()));
-        let err = discover(&sb.env).unwrap_err();
+        let Err(err) = discover(&sb.env) else { return Err("discovery should fail".into()) };
         assert_eq!(err.kind(), ErrorKind::Config);
         assert!(err.message.contains("OXIDE_LLC="), "{err}");
+        Ok(())
     }
 
     #[test]
-    fn llc_of_another_llvm_major_is_not_used() {
-        let sb = Sandbox::new();
-        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true);
-        sb.shim("path/llc-19", "", Path::new("/"));
-        let tc = discover(&sb.env).unwrap();
+    fn llc_of_another_llvm_major_is_not_used() -> TestResult {
+        let sb = Sandbox::new()?;
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true)?;
+        sb.shim("path/llc-19", "", Path::new("/"))?;
+        let tc = discover(&sb.env)?;
         assert_eq!(tc.llc, None, "llc-19 does not match rustc's LLVM 22");
+        Ok(())
     }
 
     #[test]
-    fn ptxas_on_path_and_libdevice_next_to_it() {
-        let sb = Sandbox::new();
-        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true);
-        let ptxas = sb.shim("cuda/bin/ptxas", "", Path::new("/"));
+    fn ptxas_on_path_and_libdevice_next_to_it() -> TestResult {
+        let sb = Sandbox::new()?;
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true)?;
+        let ptxas = sb.shim("cuda/bin/ptxas", "", Path::new("/"))?;
         let lib = sb.path("cuda/nvvm/libdevice/libdevice.10.bc");
-        fs::create_dir_all(lib.parent().unwrap()).unwrap();
-        fs::write(&lib, b"BC").unwrap();
+        fs::create_dir_all(lib.parent().ok_or("libdevice has a parent")?)?;
+        fs::write(&lib, b"BC")?;
         let mut env = sb.env.clone();
-        env.set("PATH", Some(ptxas.parent().unwrap().as_os_str().to_owned()));
-        let tc = discover(&env).unwrap();
+        env.set("PATH", Some(ptxas.parent().ok_or("ptxas has a parent")?.as_os_str().to_owned()));
+        let tc = discover(&env)?;
         assert_eq!(tc.ptxas.as_deref(), Some(ptxas.as_path()));
         assert_eq!(tc.libdevice.as_deref(), Some(lib.as_path()));
+        Ok(())
     }
 
     #[test]
-    fn nothing_found_names_what_was_looked_for_and_the_install_command() {
-        let sb = Sandbox::new();
-        let err = discover(&sb.env).unwrap_err();
+    fn nothing_found_names_what_was_looked_for_and_the_install_command() -> TestResult {
+        let sb = Sandbox::new()?;
+        let Err(err) = discover(&sb.env) else { return Err("discovery should fail".into()) };
         assert_eq!(err.kind(), ErrorKind::ToolchainNotFound);
         let m = err.to_string();
         assert!(m.contains("OXIDE_DEVICE_RUSTC"), "{m}");
         assert!(m.contains("rustc: not found"), "{m}");
         assert!(m.contains(INSTALL_RUSTUP) && m.contains(INSTALL_DEBIAN), "{m}");
+        Ok(())
     }
 
     #[test]
-    fn toolchain_without_rust_src_gets_the_component_fix() {
-        let sb = Sandbox::new();
-        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", false);
-        let err = discover(&sb.env).unwrap_err();
+    fn toolchain_without_rust_src_gets_the_component_fix() -> TestResult {
+        let sb = Sandbox::new()?;
+        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", false)?;
+        let Err(err) = discover(&sb.env) else { return Err("discovery should fail".into()) };
         assert_eq!(err.kind(), ErrorKind::MissingRustSrc);
         assert!(err.to_string().contains("rustup component add rust-src --toolchain nightly-x86_64-unknown-linux-gnu"), "{err}");
+        Ok(())
     }
 
     #[test]
-    fn system_rustc_without_sources_gets_the_debian_fix() {
-        let sb = Sandbox::new();
-        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", false);
-        let err = discover(&sb.env).unwrap_err();
+    fn system_rustc_without_sources_gets_the_debian_fix() -> TestResult {
+        let sb = Sandbox::new()?;
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", false)?;
+        let Err(err) = discover(&sb.env) else { return Err("discovery should fail".into()) };
         assert_eq!(err.kind(), ErrorKind::MissingRustSrc);
         assert!(err.to_string().contains("apt-get install rust-web-src"), "{err}");
+        Ok(())
     }
 }

@@ -248,18 +248,20 @@ mod tests {
     }
 
     #[test]
-    fn reads_layout_records() {
+    fn reads_layout_records() -> Result<(), Box<dyn std::error::Error>> {
         let dir = std::env::temp_dir().join(format!("oxide-macros-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&dir)?;
         let path = dir.join("m.json");
-        std::fs::write(&path, r#"{"meta": {"__oxide_layout_P": [16, 8, 0, 8]}}"#).unwrap();
-        assert_eq!(read_record(&path, "__oxide_layout_P").unwrap(), Some(vec![16, 8, 0, 8]));
-        assert_eq!(read_record(&path, "__oxide_layout_Q").unwrap(), None);
-        std::fs::write(&path, r#"{"meta": {"__oxide_layout_P": [16, -1]}}"#).unwrap();
-        assert!(read_record(&path, "__oxide_layout_P").unwrap_err().contains("not a list of integers"));
-        std::fs::write(&path, "{").unwrap();
-        assert!(read_record(&path, "__oxide_layout_P").unwrap_err().contains("not valid JSON"));
-        assert!(read_record(&dir.join("missing.json"), "x").unwrap_err().contains("cannot read"));
-        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::write(&path, r#"{"meta": {"__oxide_layout_P": [16, 8, 0, 8]}}"#)?;
+        assert_eq!(read_record(&path, "__oxide_layout_P")?, Some(vec![16, 8, 0, 8]));
+        assert_eq!(read_record(&path, "__oxide_layout_Q")?, None);
+        let error = |path: &std::path::Path, record: &str| read_record(path, record).err().unwrap_or_default();
+        std::fs::write(&path, r#"{"meta": {"__oxide_layout_P": [16, -1]}}"#)?;
+        assert!(error(&path, "__oxide_layout_P").contains("not a list of integers"));
+        std::fs::write(&path, "{")?;
+        assert!(error(&path, "__oxide_layout_P").contains("not valid JSON"));
+        assert!(error(&dir.join("missing.json"), "x").contains("cannot read"));
+        std::fs::remove_dir_all(&dir)?;
+        Ok(())
     }
 }

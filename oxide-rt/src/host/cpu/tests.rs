@@ -7,6 +7,8 @@ use crate::device::warp::ShflMode;
 use crate::{Dim3, EmbeddedModule, Error, LaunchConfig};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
 
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
 /// PTX of a kernel `k` with a barrier (runs as fibers) and of one without (plain loop).
 static FIBER_MODULE: EmbeddedModule = EmbeddedModule { ptx: ".visible .entry k()\n{\n\tbar.sync \t0;\n\tret;\n}\n", cubins: &[] };
 static PLAIN_MODULE: EmbeddedModule = EmbeddedModule { ptx: ".visible .entry k()\n{\n\tret;\n}\n", cubins: &[] };
@@ -46,7 +48,7 @@ fn kernels_are_classified_from_their_ptx() {
 }
 
 #[test]
-fn barrier_orders_shared_memory_writes() {
+fn barrier_orders_shared_memory_writes() -> TestResult {
     static KEY: u8 = 0;
     let block = 256u32;
     let o = out(4 * block as usize);
@@ -65,15 +67,16 @@ fn barrier_orders_shared_memory_writes() {
             }
         }
     })
-    .unwrap();
+    ?;
     for (i, v) in values(&o).into_iter().enumerate() {
         let (b, t) = (i as u32 / block, i as u32 % block);
         assert_eq!(v, b * 100_000 + 2000 + (t + 1) % block, "thread {t} of block {b}");
     }
+    Ok(())
 }
 
 #[test]
-fn sync_threads_count_and_or() {
+fn sync_threads_count_and_or() -> TestResult {
     let n = 100u32; // not a multiple of the warp size
     let o = out(5 * n as usize);
     cpu_launch(&fibers(), LaunchConfig::new(1, n), || {
@@ -85,10 +88,11 @@ fn sync_threads_count_and_or() {
         o[base + 3].store(dev::sync_threads_or(t == 57) as u32, Relaxed);
         o[base + 4].store(dev::sync_threads_or(false) as u32, Relaxed);
     })
-    .unwrap();
+    ?;
     for chunk in values(&o).chunks(5) {
         assert_eq!(chunk, [34, 1, 0, 1, 0]);
     }
+    Ok(())
 }
 
 /// CUDA's documented shuffle results, written independently of `shfl_source`.
@@ -105,7 +109,7 @@ fn shfl_reference(mode: ShflMode, lane: u32, arg: u32, width: u32, vals: &[u32; 
 }
 
 #[test]
-fn shuffles_all_modes_and_widths() {
+fn shuffles_all_modes_and_widths() -> TestResult {
     let modes = [ShflMode::Idx, ShflMode::Up, ShflMode::Down, ShflMode::Xor];
     let cases: Vec<(ShflMode, u32, u32)> = modes
         .iter()
@@ -121,7 +125,7 @@ fn shuffles_all_modes_and_widths() {
             o[c * block as usize + t as usize].store(r, Relaxed);
         }
     })
-    .unwrap();
+    ?;
     let got = values(&o);
     for (c, &(mode, width, arg)) in cases.iter().enumerate() {
         for t in 0..block {
@@ -131,10 +135,11 @@ fn shuffles_all_modes_and_widths() {
             assert_eq!(got[c * block as usize + t as usize], want, "{mode:?} width {width} arg {arg} lane {lane}");
         }
     }
+    Ok(())
 }
 
 #[test]
-fn shuffles_with_partial_and_divergent_masks() {
+fn shuffles_with_partial_and_divergent_masks() -> TestResult {
     let block = 48u32; // second warp has 16 lanes
     let o = out(block as usize);
     cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
@@ -144,7 +149,7 @@ fn shuffles_with_partial_and_divergent_masks() {
         let r = dev::shfl_u32(ShflMode::Idx, mask, t * 10, (lane + 2) % 32, 32);
         o[t as usize].store(r, Relaxed);
     })
-    .unwrap();
+    ?;
     let got = values(&o);
     for t in 0..block {
         let (warp, lane) = (t / 32, t % 32);
@@ -153,10 +158,11 @@ fn shuffles_with_partial_and_divergent_masks() {
         let want = if src < block { src * 10 } else { t * 10 };
         assert_eq!(got[t as usize], want, "thread {t}");
     }
+    Ok(())
 }
 
 #[test]
-fn votes_ballot_any_all() {
+fn votes_ballot_any_all() -> TestResult {
     let block = 40u32;
     let o = out(4 * block as usize);
     cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
@@ -169,7 +175,7 @@ fn votes_ballot_any_all() {
             o[4 * t + 3].store(dev::vote_ballot(0xFFFF, true), Relaxed);
         }
     })
-    .unwrap();
+    ?;
     let got = values(&o);
     let every3 = (0..32).filter(|l| l % 3 == 0).fold(0u32, |m, l| m | 1 << l);
     for t in 0..block as usize {
@@ -181,10 +187,11 @@ fn votes_ballot_any_all() {
         let want = if t % 32 < 16 { 0xFFFF & live } else { u32::MAX };
         assert_eq!(got[4 * t + 3], want, "partial ballot, thread {t}");
     }
+    Ok(())
 }
 
 #[test]
-fn active_mask_and_sync_warp() {
+fn active_mask_and_sync_warp() -> TestResult {
     let block = 40u32;
     let o = out(block as usize);
     cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
@@ -198,7 +205,7 @@ fn active_mask_and_sync_warp() {
         dev::sync_warp(u32::MAX);
         o[tid() as usize].store(m, Relaxed);
     })
-    .unwrap();
+    ?;
     for (t, v) in values(&o).into_iter().enumerate() {
         let want = match (t % 2, t < 32) {
             (1, _) => 0,
@@ -207,10 +214,11 @@ fn active_mask_and_sync_warp() {
         };
         assert_eq!(v, want, "thread {t}");
     }
+    Ok(())
 }
 
 #[test]
-fn shared_memory_is_fresh_and_private_per_block() {
+fn shared_memory_is_fresh_and_private_per_block() -> TestResult {
     static COUNTER: u8 = 0;
     static FLAG: u8 = 0;
     for kernel in [plain(), fibers()] {
@@ -228,13 +236,14 @@ fn shared_memory_is_fresh_and_private_per_block() {
                 }
             }
         })
-        .unwrap();
+        ?;
         assert_eq!(values(&o), vec![block * 1000 + 1; grid as usize]);
     }
+    Ok(())
 }
 
 #[test]
-fn dynamic_shared_memory() {
+fn dynamic_shared_memory() -> TestResult {
     let block = 256u32;
     let o = out(2 * block as usize);
     let cfg = LaunchConfig::new(2, block).shared_mem_bytes(block * 4);
@@ -251,7 +260,7 @@ fn dynamic_shared_memory() {
         let r = unsafe { *s.add((block - 1 - t) as usize) };
         o[index().get()].store(r, Relaxed);
     })
-    .unwrap();
+    ?;
     for (i, v) in values(&o).into_iter().enumerate() {
         let (b, t) = (i as u32 / block, i as u32 % block);
         assert_eq!(v, (block - 1 - t) * 3 + b);
@@ -261,11 +270,12 @@ fn dynamic_shared_memory() {
         let (p, len) = dev::dynamic_shared();
         assert_eq!((len, p as usize % 16), (0, 0));
     })
-    .unwrap();
+    ?;
+    Ok(())
 }
 
 #[test]
-fn multi_dimensional_indices_are_unique() {
+fn multi_dimensional_indices_are_unique() -> TestResult {
     for kernel in [plain(), fibers()] {
         let cfg = LaunchConfig::new((3, 2, 2), (4, 3, 2));
         let n = (cfg.grid.volume() * cfg.block.volume()) as usize;
@@ -280,19 +290,20 @@ fn multi_dimensional_indices_are_unique() {
             let packed = [t.x, t.y, t.z, b.x, b.y, b.z].iter().fold(0u32, |acc, v| acc * 8 + v);
             o[i].store(packed, Relaxed);
         })
-        .unwrap();
+        ?;
         assert!(hits.iter().all(|h| h.load(Relaxed) == 1), "every index exactly once");
         let mut seen = values(&o);
         seen.sort_unstable();
         seen.dedup();
         assert_eq!(seen.len(), n, "every (thread, block) pair distinct");
     }
+    Ok(())
 }
 
 /// `thread::index()` (kept up to date by the executor) is exactly CUDA's linearisation, in both
 /// modes and over grids of many small blocks (which workers take in chunks).
 #[test]
-fn index_matches_the_gpu_formula() {
+fn index_matches_the_gpu_formula() -> TestResult {
     for cfg in [LaunchConfig::new((7, 5, 3), (3, 2, 2)), LaunchConfig::new((4097, 3, 1), (1, 1, 1)), LaunchConfig::new(300, 64)] {
         for kernel in [plain(), fibers()] {
             let n = (cfg.grid.volume() * cfg.block.volume()) as usize;
@@ -306,11 +317,12 @@ fn index_matches_the_gpu_formula() {
                 assert_eq!(dev::lane_id() + 32 * dev::warp_id(), in_block);
                 o[want].store(in_block, Relaxed);
             })
-            .unwrap();
+            ?;
             let per_block = cfg.block.volume() as u32;
             assert!(values(&o).iter().enumerate().all(|(i, v)| *v == i as u32 % per_block));
         }
     }
+    Ok(())
 }
 
 #[test]
@@ -331,7 +343,7 @@ fn expect_panic(r: Result<(), Error>, message: &str, line: u32) {
         Err(Error::KernelPanic { kernel, message: m, location }) => {
             assert_eq!(kernel, "k");
             assert!(m.contains(message), "message {m:?}");
-            let loc = location.expect("a location");
+            let Some(loc) = location else { panic!("a kernel panic without a location") };
             assert!(loc.contains(&format!("src/host/cpu/tests.rs:{line}:")), "location {loc}");
         }
         other => panic!("expected a kernel panic, got {other:?}"),
@@ -358,7 +370,7 @@ fn panics_report_message_and_location() {
 }
 
 #[test]
-fn panic_in_a_fiber_unwinds_the_waiting_threads() {
+fn panic_in_a_fiber_unwinds_the_waiting_threads() -> TestResult {
     struct Guard<'a>(&'a AtomicUsize);
     impl Drop for Guard<'_> {
         fn drop(&mut self) {
@@ -379,11 +391,12 @@ fn panic_in_a_fiber_unwinds_the_waiting_threads() {
     // Threads 0..=4 waited at the barrier and were unwound; 6.. never started.
     assert_eq!(dropped.load(Relaxed), 6);
     // The executor is still usable afterwards.
-    cpu_launch(&fibers(), LaunchConfig::new(2, 64), dev::sync_threads).unwrap();
+    cpu_launch(&fibers(), LaunchConfig::new(2, 64), dev::sync_threads)?;
+    Ok(())
 }
 
 #[test]
-fn divergent_warp_groups_and_early_exit_do_not_deadlock() {
+fn divergent_warp_groups_and_early_exit_do_not_deadlock() -> TestResult {
     let block = 128u32;
     let o = out(block as usize);
     cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
@@ -401,7 +414,7 @@ fn divergent_warp_groups_and_early_exit_do_not_deadlock() {
         dev::sync_threads();
         o[t as usize].store(v, Relaxed);
     })
-    .unwrap();
+    ?;
     for (t, v) in values(&o).into_iter().enumerate() {
         let t = t as u32;
         let want = match (t / 32, t % 32) {
@@ -411,6 +424,7 @@ fn divergent_warp_groups_and_early_exit_do_not_deadlock() {
         };
         assert_eq!(v, want, "thread {t}");
     }
+    Ok(())
 }
 
 #[test]
@@ -441,7 +455,7 @@ fn collective_in_plain_mode_is_an_error() {
 }
 
 #[test]
-fn block_of_1024_threads_reduces_through_shared_memory() {
+fn block_of_1024_threads_reduces_through_shared_memory() -> TestResult {
     static SUMS: u8 = 0;
     let (grid, block) = (6u32, 1024u32);
     let o = out(grid as usize);
@@ -464,14 +478,15 @@ fn block_of_1024_threads_reduces_through_shared_memory() {
             o[dev::block_idx().x as usize].store(unsafe { *s }, Relaxed);
         }
     })
-    .unwrap();
+    ?;
     for (b, v) in values(&o).into_iter().enumerate() {
         assert_eq!(v, (0..block).sum::<u32>() + block * b as u32);
     }
+    Ok(())
 }
 
 #[test]
-fn launch_limits_and_bounds() {
+fn launch_limits_and_bounds() -> TestResult {
     let too_big = cpu_launch(&fibers(), LaunchConfig::new(1, 1025), || {});
     assert!(matches!(too_big, Err(Error::InvalidLaunch { .. })), "{too_big:?}");
     let bounded = fibers().with_max_threads(256);
@@ -480,8 +495,9 @@ fn launch_limits_and_bounds() {
         Err(Error::InvalidLaunch { kernel: "k", reason }) => assert!(reason.contains("launch bound of 256"), "{reason}"),
         other => panic!("expected InvalidLaunch, got {other:?}"),
     }
-    cpu_launch(&bounded, LaunchConfig::new(1, 256), || {}).unwrap();
+    cpu_launch(&bounded, LaunchConfig::new(1, 256), || {})?;
     let smem = cpu_launch(&plain(), LaunchConfig::new(1, 1).shared_mem_bytes(1 << 20), || {});
     assert!(matches!(smem, Err(Error::InvalidLaunch { .. })), "{smem:?}");
     let _ = Dim3::new(1, 1, 1);
+    Ok(())
 }
