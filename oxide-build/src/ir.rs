@@ -1313,17 +1313,27 @@ mod tests {
             .contains("\"nvvm.maxntid\"=\"256,1,1\" \"nvvm.minctasm\"=\"2\" #0 {"));
     }
 
+    /// `<venv>/lib/python3*/site-packages/nvidia/cu13/<rel>` in ci/setup.sh's venv
+    /// (`OXIDE_VENV`, default `~/.cache/oxide/venv`).
+    fn in_venv(rel: &str) -> Option<PathBuf> {
+        let venv = std::env::var_os("OXIDE_VENV")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/oxide/venv")))?;
+        std::fs::read_dir(venv.join("lib"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join("site-packages/nvidia/cu13").join(rel))
+            .find(|p| p.is_file())
+    }
+
     fn find_tool(name: &str) -> Option<PathBuf> {
+        let explicit = (name == "ptxas").then(|| std::env::var_os("OXIDE_PTXAS").map(PathBuf::from)).flatten();
         let on_path = std::env::var_os("PATH")
             .into_iter()
             .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
             .map(|d| d.join(name));
-        let venv = std::fs::read_dir("/opt/oxide-venv/lib")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path().join("site-packages/nvidia/cu13/bin").join(name));
-        on_path.chain(venv).find(|p| p.is_file())
+        explicit.into_iter().chain(on_path).find(|p| p.is_file()).or_else(|| in_venv(&format!("bin/{name}")))
     }
 
     fn tool_ok(cmd: &mut Command) -> String {
@@ -1404,15 +1414,10 @@ mod tests {
     #[test]
     fn real_module_links_libdevice() -> TestResult {
         let p = run(&fixture());
-        let libdevice = std::fs::read_dir("/opt/oxide-venv/lib")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| {
-                e.path()
-                    .join("site-packages/nvidia/cu13/nvvm/libdevice/libdevice.10.bc")
-            })
-            .find(|p| p.is_file());
+        let libdevice = std::env::var_os("OXIDE_LIBDEVICE")
+            .map(PathBuf::from)
+            .filter(|p| p.is_file())
+            .or_else(|| in_venv("nvvm/libdevice/libdevice.10.bc"));
         let (Some(link), Some(opt), Some(libdevice)) =
             (find_tool("llvm-link-22"), find_tool("opt-22"), libdevice)
         else {
