@@ -292,16 +292,23 @@ impl Attr {
     }
 }
 
-fn parse_block(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<BlockShape> {
-    const HINT: &str = "hint: `#[kernel(block(256))]` or `#[kernel(block(32, 8))]`";
+/// `key(a, b, ..)`: the comma-separated expressions and the parentheses' span; `missing` is
+/// the error (on `key`) when no parentheses follow.
+fn parenthesized_exprs(key: &Ident, input: syn::parse::ParseStream<'_>, missing: &str) -> syn::Result<(Vec<syn::Expr>, proc_macro2::extra::DelimSpan)> {
     if !input.peek(syn::token::Paren) {
-        return Err(Error::new(key.span(), format!("`block` needs the block's extents in parentheses; {HINT}")));
+        return Err(Error::new(key.span(), missing));
     }
     let content;
     let paren = syn::parenthesized!(content in input);
-    let exprs: Vec<syn::Expr> = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated(&content)?.into_iter().collect();
+    let exprs = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated(&content)?;
+    Ok((exprs.into_iter().collect(), paren.span))
+}
+
+fn parse_block(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<BlockShape> {
+    const HINT: &str = "hint: `#[kernel(block(256))]` or `#[kernel(block(32, 8))]`";
+    let (exprs, paren) = parenthesized_exprs(key, input, &format!("`block` needs the block's extents in parentheses; {HINT}"))?;
     if exprs.is_empty() || exprs.len() > 3 {
-        return Err(Error::new(paren.span.join(), format!("`block(..)` takes one to three extents (x, y, z); {HINT}")));
+        return Err(Error::new(paren.join(), format!("`block(..)` takes one to three extents (x, y, z); {HINT}")));
     }
     let literal = |e: &syn::Expr| match e {
         syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
@@ -316,22 +323,17 @@ fn parse_block(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<B
     }
     if let [Some(x), Some(y), Some(z)] = literals {
         if x * y * z > 1024 {
-            return Err(Error::new(paren.span.join(), format!("`block(..)` of {} threads: a block has at most 1024; {HINT}", x * y * z)));
+            return Err(Error::new(paren.join(), format!("`block(..)` of {} threads: a block has at most 1024; {HINT}", x * y * z)));
         }
     }
     let one: syn::Expr = syn::parse_quote!(1);
     let extents = [0, 1, 2].map(|i| exprs.get(i).cloned().unwrap_or_else(|| one.clone()));
-    Ok(BlockShape { extents, literals, span: paren.span.join() })
+    Ok(BlockShape { extents, literals, span: paren.join() })
 }
 
 fn parse_launch_bounds(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<LaunchBounds> {
     const HINT: &str = "hint: `#[kernel(launch_bounds(256))]` or `#[kernel(launch_bounds(256, 2))]`";
-    if !input.peek(syn::token::Paren) {
-        return Err(Error::new(key.span(), format!("`launch_bounds` needs the maximum threads per block in parentheses; {HINT}")));
-    }
-    let content;
-    let paren = syn::parenthesized!(content in input);
-    let nums = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated(&content)?;
+    let (nums, paren) = parenthesized_exprs(key, input, &format!("`launch_bounds` needs the maximum threads per block in parentheses; {HINT}"))?;
     let mut vals = Vec::new();
     for n in &nums {
         match n {
@@ -351,7 +353,7 @@ fn parse_launch_bounds(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::
         [(max, span)] | [(max, span), _] => Err(Error::new(*span, format!(
             "`launch_bounds({max})`: the maximum threads per block must be in 1..=1024; {HINT}"
         ))),
-        _ => Err(Error::new(paren.span.join(), format!(
+        _ => Err(Error::new(paren.join(), format!(
             "`launch_bounds(..)` takes the maximum threads per block and optionally the minimum blocks per SM; {HINT}"
         ))),
     }
