@@ -101,10 +101,7 @@ impl<'a, T, const N: usize> DisjointStrided<'a, T, N> {
         if k >= N {
             return None;
         }
-        let (t, b, bd, gd) = (super::thread::thread_idx(), super::thread::block_idx(), super::thread::block_dim(), super::thread::grid_dim());
-        let in_block = t.x as usize + bd.x as usize * (t.y as usize + bd.y as usize * t.z as usize);
-        let block = b.x as usize + gd.x as usize * (b.y as usize + gd.y as usize * b.z as usize);
-        let per_block = bd.x as usize * bd.y as usize * bd.z as usize;
+        let (block, in_block, per_block) = super::thread::linear_position();
         block.checked_mul(N)?.checked_add(k)?.checked_mul(per_block)?.checked_add(in_block)
     }
 

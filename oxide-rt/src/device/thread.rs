@@ -54,12 +54,20 @@ pub fn index() -> ThreadIndex {
     }
     #[cfg(target_arch = "nvptx64")]
     {
-        let (t, b, bd, gd) = (thread_idx(), block_idx(), block_dim(), grid_dim());
-        let in_block = t.x as usize + bd.x as usize * (t.y as usize + bd.y as usize * t.z as usize);
-        let block = b.x as usize + gd.x as usize * (b.y as usize + gd.y as usize * b.z as usize);
-        let per_block = bd.x as usize * bd.y as usize * bd.z as usize;
+        let (block, in_block, per_block) = linear_position();
         ThreadIndex(block * per_block + in_block)
     }
+}
+
+/// (this block's linear index in the grid, this thread's linear index in the block, threads
+/// per block), each linearised x-fastest over all three dimensions.
+#[inline(always)]
+pub(crate) fn linear_position() -> (usize, usize, usize) {
+    let (t, b, bd, gd) = (thread_idx(), block_idx(), block_dim(), grid_dim());
+    let in_block = t.x as usize + bd.x as usize * (t.y as usize + bd.y as usize * t.z as usize);
+    let block = b.x as usize + gd.x as usize * (b.y as usize + gd.y as usize * b.z as usize);
+    let per_block = bd.x as usize * bd.y as usize * bd.z as usize;
+    (block, in_block, per_block)
 }
 
 /// Alias of [`index`] for the common 1D case.
