@@ -83,6 +83,18 @@ pub fn run_timed<P, O>(
     Ok((out, t.elapsed().as_secs_f64() * 1e3))
 }
 
+/// Exact comparison: `Err` names the length mismatch or the first element where `same` fails
+/// (`what` names an element, e.g. "element" or "bin").
+pub fn compare_exact<T: std::fmt::Display>(got: &[T], want: &[T], what: &str, same: impl Fn(&T, &T) -> bool) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("length {} != {}", got.len(), want.len()));
+    }
+    match got.iter().zip(want).position(|(g, w)| !same(g, w)) {
+        Some(i) => Err(format!("{what} {i}: got {}, want {}", got[i], want[i])),
+        None => Ok(()),
+    }
+}
+
 /// For `map_err` on an example's `compare(got, &reference(p))`.
 pub fn differs(e: String) -> String {
     format!("result differs from the CPU reference: {e}")

@@ -80,11 +80,5 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
 
 /// Counts are exact.
 pub fn compare(got: &Output, want: &Output) -> Result<(), String> {
-    if got.len() != want.len() {
-        return Err(format!("{} bins != {}", got.len(), want.len()));
-    }
-    match got.iter().zip(want).position(|(g, w)| g != w) {
-        Some(b) => Err(format!("bin {b}: got {}, want {}", got[b], want[b])),
-        None => Ok(()),
-    }
+    example_common::compare_exact(got, want, "bin", |g, w| g == w)
 }

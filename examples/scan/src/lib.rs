@@ -167,11 +167,5 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
 
 /// Exact (integer arithmetic, wrapping).
 pub fn compare(got: &Output, want: &Output) -> Result<(), String> {
-    if got.len() != want.len() {
-        return Err(format!("length {} != {}", got.len(), want.len()));
-    }
-    match got.iter().zip(want).position(|(g, w)| g != w) {
-        Some(i) => Err(format!("element {i}: got {}, want {}", got[i], want[i])),
-        None => Ok(()),
-    }
+    example_common::compare_exact(got, want, "element", |g, w| g == w)
 }

@@ -108,11 +108,5 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
 /// `wc*C` (one rounding) followed by four fused multiply-adds (one rounding each), in the same
 /// order, on the GPU (`fma.rn.f32`), the CPU executor and the reference (`f32::mul_add`).
 pub fn compare(got: &Output, want: &Output) -> Result<(), String> {
-    if got.len() != want.len() {
-        return Err(format!("length {} != {}", got.len(), want.len()));
-    }
-    match got.iter().zip(want).position(|(g, w)| g.to_bits() != w.to_bits()) {
-        Some(i) => Err(format!("element {i}: got {}, want {}", got[i], want[i])),
-        None => Ok(()),
-    }
+    example_common::compare_exact(got, want, "element", |g, w| g.to_bits() == w.to_bits())
 }

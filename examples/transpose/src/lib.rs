@@ -83,11 +83,5 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
 
 /// A transpose only moves values: exact comparison (bit patterns, so -0.0 and NaN count too).
 pub fn compare(got: &Output, want: &Output) -> Result<(), String> {
-    if got.len() != want.len() {
-        return Err(format!("length {} != {}", got.len(), want.len()));
-    }
-    match got.iter().zip(want).position(|(g, w)| g.to_bits() != w.to_bits()) {
-        Some(i) => Err(format!("element {i}: got {}, want {}", got[i], want[i])),
-        None => Ok(()),
-    }
+    example_common::compare_exact(got, want, "element", |g, w| g.to_bits() == w.to_bits())
 }
