@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 /// Builds the crate's kernels with the device toolchain into the CLI's work directory.
 pub fn run_build(t: &Target, trace: bool) -> Result<Output> {
-    let out = t.builder(&t.work_dir()).try_compile().map_err(|e| format!("building the kernels of `{}`: {e}", t.package))?;
+    let out =
+        t.builder(&t.work_dir()).try_compile().map_err(|e| format!("building the kernels of `{}`: {e}", t.package))?;
     if trace {
         print_trace(&out.stages);
     }
@@ -33,7 +34,10 @@ pub fn prebuild(args: &CrateArgs, out: Option<&Path>) -> Result<ExitCode> {
     let names: Vec<&str> = built.kernels.iter().map(|k| k.name.as_str()).collect();
     println!("  kernels: {}", names.join(", "));
     println!("  sources: {} file(s), hash {}", built.sources.len(), built.source_hash);
-    println!("  toolchain: {tc}{}", if built.validated { ", validated by ptxas" } else { ", NOT validated (no ptxas: no cubins)" });
+    println!(
+        "  toolchain: {tc}{}",
+        if built.validated { ", validated by ptxas" } else { ", NOT validated (no ptxas: no cubins)" }
+    );
     println!("commit {} so machines without the device toolchain can build the crate", dest.display());
     Ok(ExitCode::SUCCESS)
 }

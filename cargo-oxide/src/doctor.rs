@@ -69,6 +69,10 @@ fn gpu(libcuda_found: bool) -> (Option<String>, String, Option<String>) {
     };
     match oxide_rt::host::Gpu::new(0) {
         Ok(g) => (Some(format!("{} — {driver}", g.describe())), String::new(), None),
-        Err(e) => (None, format!("{driver}; no usable GPU: {e}"), Some("check `nvidia-smi`; kernels run on the CPU executor meanwhile".into())),
+        Err(e) => (
+            None,
+            format!("{driver}; no usable GPU: {e}"),
+            Some("check `nvidia-smi`; kernels run on the CPU executor meanwhile".into()),
+        ),
     }
 }

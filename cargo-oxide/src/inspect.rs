@@ -17,7 +17,12 @@ pub fn run(path: Option<&Path>, args: &CrateArgs, build: bool) -> Result<ExitCod
 /// The manifest to show and, when known, the crate whose sources it is checked against.
 fn locate(path: Option<&Path>, args: &CrateArgs, build: bool) -> Result<(PathBuf, Option<PathBuf>)> {
     let find_in = |dir: &Path| -> Option<PathBuf> {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().ends_with(".manifest.json")).collect();
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().ends_with(".manifest.json"))
+            .collect();
         found.sort();
         found.into_iter().next()
     };
@@ -26,9 +31,14 @@ fn locate(path: Option<&Path>, args: &CrateArgs, build: bool) -> Result<(PathBuf
             return Ok((p.to_path_buf(), None));
         }
         if !p.join("Cargo.toml").is_file() {
-            let m = find_in(p).ok_or_else(|| format!("{} holds no *.manifest.json; pass a manifest, a prebuilt directory or a crate", p.display()))?;
+            let m = find_in(p).ok_or_else(|| {
+                format!("{} holds no *.manifest.json; pass a manifest, a prebuilt directory or a crate", p.display())
+            })?;
             // A prebuilt directory sits in its crate: check the sources against it too.
-            let crate_dir = p.canonicalize().ok().and_then(|d| d.ancestors().find(|a| a.join("Cargo.toml").is_file()).map(Path::to_path_buf));
+            let crate_dir = p
+                .canonicalize()
+                .ok()
+                .and_then(|d| d.ancestors().find(|a| a.join("Cargo.toml").is_file()).map(Path::to_path_buf));
             return Ok((m, crate_dir));
         }
     }
@@ -73,18 +83,39 @@ pub fn render(m: &ManifestFile, crate_dir: Option<&Path>) -> String {
         s += "  cubins: none (ptxas did not run)\n";
     }
     let tc = &m.toolchain;
-    s += &format!("  built by: {} (LLVM {})\n", tc["rustc"].as_str().unwrap_or("?"), tc["llvm_major"].as_u64().map(|v| v.to_string()).unwrap_or_else(|| "?".into()));
+    s += &format!(
+        "  built by: {} (LLVM {})\n",
+        tc["rustc"].as_str().unwrap_or("?"),
+        tc["llvm_major"].as_u64().map(|v| v.to_string()).unwrap_or_else(|| "?".into())
+    );
     let lowest = m.archs.iter().min().cloned().unwrap_or_default();
-    s += &format!("\n  {:<24} {:>5} {:>12} {:>6} {:>7}  params (PTX ABI)\n", "kernel", "regs", "spill st/ld", "stack", "smem");
+    s += &format!(
+        "\n  {:<24} {:>5} {:>12} {:>6} {:>7}  params (PTX ABI)\n",
+        "kernel", "regs", "spill st/ld", "stack", "smem"
+    );
     for k in &m.kernels {
-        let params: Vec<String> = k.params.iter().map(|p| if p.ptx_type == "b8" { format!("[{}B align {}]", p.size, p.align) } else { p.ptx_type.clone() }).collect();
+        let params: Vec<String> = k
+            .params
+            .iter()
+            .map(|p| if p.ptx_type == "b8" { format!("[{}B align {}]", p.size, p.align) } else { p.ptx_type.clone() })
+            .collect();
         let (regs, spill, stack, smem) = match &k.resources {
-            Some(r) => (r.registers.to_string(), format!("{}/{}", r.spill_stores, r.spill_loads), r.stack_frame.to_string(), r.shared_bytes.to_string()),
+            Some(r) => (
+                r.registers.to_string(),
+                format!("{}/{}", r.spill_stores, r.spill_loads),
+                r.stack_frame.to_string(),
+                r.shared_bytes.to_string(),
+            ),
             None => ("-".into(), "-".into(), "-".into(), "-".into()),
         };
         s += &format!("  {:<24} {regs:>5} {spill:>12} {stack:>6} {smem:>7}  ({})\n", k.name, params.join(", "));
         if let Some(b) = m.meta.get(&format!("__oxide_launch_bounds_{}", k.name)) {
-            s += &format!("  {:<24} launch bounds: max {} threads/block, min {} blocks/SM\n", "", b.first().unwrap_or(&0), b.get(1).unwrap_or(&0));
+            s += &format!(
+                "  {:<24} launch bounds: max {} threads/block, min {} blocks/SM\n",
+                "",
+                b.first().unwrap_or(&0),
+                b.get(1).unwrap_or(&0)
+            );
         }
     }
     if m.kernels.iter().any(|k| k.resources.is_some()) {

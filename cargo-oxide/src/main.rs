@@ -14,7 +14,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "cargo oxide", bin_name = "cargo oxide", version, about = "Build, trace, inspect and diagnose oxide GPU kernels")]
+#[command(
+    name = "cargo oxide",
+    bin_name = "cargo oxide",
+    version,
+    about = "Build, trace, inspect and diagnose oxide GPU kernels"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -28,11 +28,15 @@ pub fn resolve(args: &CrateArgs) -> Result<Target> {
             })?
         }
     };
-    let manifest = manifest.canonicalize().map_err(|e| format!("{}: {e}; pass --manifest-path <crate>/Cargo.toml", manifest.display()))?;
+    let manifest = manifest
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}; pass --manifest-path <crate>/Cargo.toml", manifest.display()))?;
     let manifest_dir = manifest.parent().unwrap_or(Path::new("/")).to_path_buf();
     let meta = metadata(&manifest)?;
     let packages = meta["packages"].as_array().cloned().unwrap_or_default();
-    let same = |v: &serde_json::Value| v["manifest_path"].as_str().and_then(|p| Path::new(p).canonicalize().ok()).as_deref() == Some(&manifest);
+    let same = |v: &serde_json::Value| {
+        v["manifest_path"].as_str().and_then(|p| Path::new(p).canonicalize().ok()).as_deref() == Some(&manifest)
+    };
     let package = packages
         .iter()
         .find(|p| same(p))
@@ -43,8 +47,11 @@ pub fn resolve(args: &CrateArgs) -> Result<Target> {
         .iter()
         .find(|p| p["name"] == "oxide-rt")
         .and_then(|p| Path::new(p["manifest_path"].as_str()?).parent().map(Path::to_path_buf))
-        .ok_or_else(|| format!("`{package}` does not depend on oxide-rt, which kernels need; add `oxide-rt` to its [dependencies]"))?;
-    let target_dir = meta["target_directory"].as_str().map(PathBuf::from).unwrap_or_else(|| manifest_dir.join("target"));
+        .ok_or_else(|| {
+            format!("`{package}` does not depend on oxide-rt, which kernels need; add `oxide-rt` to its [dependencies]")
+        })?;
+    let target_dir =
+        meta["target_directory"].as_str().map(PathBuf::from).unwrap_or_else(|| manifest_dir.join("target"));
 
     // Defaults from build.rs: `kernels("..")`, `.arch("..")`, `.prebuilt("..")`.
     let build_rs = std::fs::read_to_string(manifest_dir.join("build.rs")).unwrap_or_default();
@@ -53,9 +60,14 @@ pub fn resolve(args: &CrateArgs) -> Result<Target> {
         .clone()
         .or_else(|| string_args(&build_rs, "kernels(").into_iter().next().map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("src/kernels.rs"));
-    let prebuilt = manifest_dir.join(string_args(&build_rs, ".prebuilt(").into_iter().next().unwrap_or_else(|| "kernels-prebuilt".into()));
+    let prebuilt = manifest_dir
+        .join(string_args(&build_rs, ".prebuilt(").into_iter().next().unwrap_or_else(|| "kernels-prebuilt".into()));
     let module = kernels.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let module = if module == "mod" { kernels.parent().and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default() } else { module };
+    let module = if module == "mod" {
+        kernels.parent().and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    } else {
+        module
+    };
     let archs = if !args.archs.is_empty() {
         args.archs.clone()
     } else if let Ok(m) = oxide_build::ManifestFile::read(&prebuilt.join(format!("{module}.manifest.json"))) {

@@ -36,7 +36,9 @@ impl Machine {
              --print) echo {} ;;\n  --version) printf 'ptxas: NVIDIA (R) Ptx optimizing assembler\\nCuda compilation tools, release 13.0, V13.0.88\\n' ;;\nesac\n",
             sysroot.display()
         );
-        for tool in ["usr/bin/rustc", "usr/bin/cargo", "path/llc-22", "path/opt-22", "path/llvm-link-22", "cuda/bin/ptxas"] {
+        for tool in
+            ["usr/bin/rustc", "usr/bin/cargo", "path/llc-22", "path/opt-22", "path/llvm-link-22", "cuda/bin/ptxas"]
+        {
             m.write(tool, &format!("#!/bin/sh\n{answers}"));
             fs::set_permissions(m.path(tool), fs::Permissions::from_mode(0o755)).unwrap();
         }
@@ -102,7 +104,10 @@ fn doctor_with_everything_present() {
     eprintln!("{report}");
     assert!(ok, "{report}");
     let (rustc, _) = line(&report, "device");
-    assert!(rustc.trim_start().starts_with("ok") && rustc.contains(&m.path("usr/bin/rustc").display().to_string()), "{report}");
+    assert!(
+        rustc.trim_start().starts_with("ok") && rustc.contains(&m.path("usr/bin/rustc").display().to_string()),
+        "{report}"
+    );
     for c in ["rust-src", "llc", "opt", "llvm-link", "ptxas", "libdevice", "libcuda"] {
         let (l, fix) = line(&report, c);
         assert!(l.trim_start().starts_with("ok"), "{c}: {report}");
@@ -117,7 +122,13 @@ fn doctor_with_everything_present() {
 fn doctor_names_each_missing_component_and_its_fix() {
     // (what to remove, component, status, text the fix must contain, doctor still succeeds)
     let cases: &[(&str, &str, &str, &str, bool)] = &[
-        ("usr/bin/rustc", "device", "MISSING", "rustup toolchain install nightly --component rust-src,llvm-tools", false),
+        (
+            "usr/bin/rustc",
+            "device",
+            "MISSING",
+            "rustup toolchain install nightly --component rust-src,llvm-tools",
+            false,
+        ),
         ("usr/lib/rustlib/src", "rust-src", "MISSING", "apt-get install rust-web-src", false),
         ("path/llc-22", "llc", "missing", "apt-get install llvm-22", true),
         ("path/opt-22", "opt", "missing", "apt-get install llvm-22", true),
@@ -188,16 +199,33 @@ fn build_trace_shows_every_stage_with_its_commands_and_writes_the_prebuilt_dir()
     let report = text(&out);
     eprintln!("{report}");
     assert!(out.status.success(), "{report}");
-    for stage in ["[discover toolchain]", "[device build (cargo + rustc)]", "[IR post-processing]", "[llc]", "[ptxas]", "[manifest]"] {
+    for stage in [
+        "[discover toolchain]",
+        "[device build (cargo + rustc)]",
+        "[IR post-processing]",
+        "[llc]",
+        "[ptxas]",
+        "[manifest]",
+    ] {
         assert!(report.contains(stage), "{stage} missing:\n{report}");
     }
-    assert!(report.contains("$ ") && report.contains("-Zbuild-std=core") && report.contains("--target nvptx64-nvidia-cuda"), "{report}");
+    assert!(
+        report.contains("$ ") && report.contains("-Zbuild-std=core") && report.contains("--target nvptx64-nvidia-cuda"),
+        "{report}"
+    );
     assert!(report.contains("-mcpu=sm_90"), "the llc command line: {report}");
-    assert!(report.contains(&format!("in:  {}", workspace().join("examples/saxpy/src/kernels.rs").display())), "{report}");
+    assert!(
+        report.contains(&format!("in:  {}", workspace().join("examples/saxpy/src/kernels.rs").display())),
+        "{report}"
+    );
     let m = oxide_build::ManifestFile::read(&out_dir.join("kernels.manifest.json")).unwrap();
     assert_eq!(m.kernels[0].name, "saxpy");
     assert_eq!(m.source, "src/kernels.rs");
-    assert_eq!(m.sources.iter().map(|s| s.path.as_str()).collect::<Vec<_>>(), ["src/kernels.rs"], "paths relative to the crate");
+    assert_eq!(
+        m.sources.iter().map(|s| s.path.as_str()).collect::<Vec<_>>(),
+        ["src/kernels.rs"],
+        "paths relative to the crate"
+    );
     assert!(m.toolchain["rustc"].as_str().unwrap().starts_with("rustc "));
     assert!(out_dir.join("kernels.ptx").is_file());
     if !m.cubins.is_empty() {
@@ -214,7 +242,8 @@ fn emit_prints_ptx_and_ir() {
     let ptx = String::from_utf8_lossy(&ptx.stdout);
     assert!(ptx.contains(".visible .entry saxpy(") && ptx.contains(".target sm_90"), "{ptx}");
     let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("saxpy.ll");
-    let ir = cargo_oxide().args(["emit", "ir", "--manifest-path"]).arg(&manifest).arg("-o").arg(&file).output().unwrap();
+    let ir =
+        cargo_oxide().args(["emit", "ir", "--manifest-path"]).arg(&manifest).arg("-o").arg(&file).output().unwrap();
     assert!(ir.status.success(), "{}", text(&ir));
     let ir = fs::read_to_string(&file).unwrap();
     assert!(ir.contains("define") && ir.contains("@saxpy("), "{}", &ir[..ir.len().min(2000)]);
@@ -224,7 +253,10 @@ fn emit_prints_ptx_and_ir() {
 fn usage_works_as_a_cargo_subcommand_and_directly() {
     let out = cargo_oxide().args(["build", "--help"]).output().unwrap();
     let help = text(&out);
-    assert!(out.status.success() && help.contains("--manifest-path") && help.contains("--arch") && help.contains("--out"), "{help}");
+    assert!(
+        out.status.success() && help.contains("--manifest-path") && help.contains("--arch") && help.contains("--out"),
+        "{help}"
+    );
     let direct = Command::new(env!("CARGO_BIN_EXE_cargo-oxide")).arg("--help").output().unwrap();
     let help = text(&direct);
     for cmd in ["build", "doctor", "inspect", "emit"] {

@@ -66,10 +66,16 @@ fn an_edited_kernel_makes_the_prebuilt_stale_and_says_how_to_refresh() {
     let msg = err.to_string();
     eprintln!("{msg}");
     assert_eq!(err.kind(), ErrorKind::Config);
-    assert!(msg.contains(&format!("the prebuilt kernels in {} are stale", dir.join("kernels-prebuilt").display())), "{msg}");
+    assert!(
+        msg.contains(&format!("the prebuilt kernels in {} are stale", dir.join("kernels-prebuilt").display())),
+        "{msg}"
+    );
     assert!(msg.contains("changed: src/kernels.rs (kernels: affine)"), "{msg}");
     assert!(msg.contains("OXIDE_NO_DEVICE_TOOLCHAIN=1"), "says why it cannot rebuild: {msg}");
-    assert!(msg.contains(&format!("`cargo oxide build --manifest-path {}`", dir.join("Cargo.toml").display())), "{msg}");
+    assert!(
+        msg.contains(&format!("`cargo oxide build --manifest-path {}`", dir.join("Cargo.toml").display())),
+        "{msg}"
+    );
     assert!(!dir.join("out/oxide/kernels.ptx").exists(), "nothing stale was copied");
 }
 
@@ -79,18 +85,29 @@ fn a_moved_kernels_module_does_not_match_the_prebuilt() {
     let text = std::fs::read_to_string(dir.join("src/kernels.rs")).unwrap();
     std::fs::remove_file(dir.join("src/kernels.rs")).unwrap();
     std::fs::create_dir_all(dir.join("src/kernels")).unwrap();
-    std::fs::write(dir.join("src/kernels/mod.rs"), format!("{text}\n#[kernel]\npub fn zero(mut out: DisjointSlice<f32>) {{}}\n")).unwrap();
+    std::fs::write(
+        dir.join("src/kernels/mod.rs"),
+        format!("{text}\n#[kernel]\npub fn zero(mut out: DisjointSlice<f32>) {{}}\n"),
+    )
+    .unwrap();
     let mut b = stable_only(&dir);
     b.source("src/kernels/mod.rs");
     let msg = b.try_compile().unwrap_err().to_string();
-    assert!(msg.contains("are for `src/kernels.rs`") && msg.contains("this build compiles `src/kernels/mod.rs`"), "{msg}");
+    assert!(
+        msg.contains("are for `src/kernels.rs`") && msg.contains("this build compiles `src/kernels/mod.rs`"),
+        "{msg}"
+    );
 }
 
 #[test]
 fn forcing_the_prebuilt_skips_the_toolchain_and_a_missing_dir_says_how_to_make_it() {
     let dir = copy_example("forced");
     let mut b = oxide_build::kernels("src/kernels.rs");
-    b.manifest_dir(&dir).out_dir(dir.join("out")).prebuilt("kernels-prebuilt").cargo_metadata(false).env_override("OXIDE_FORCE_PREBUILT", Some("1"));
+    b.manifest_dir(&dir)
+        .out_dir(dir.join("out"))
+        .prebuilt("kernels-prebuilt")
+        .cargo_metadata(false)
+        .env_override("OXIDE_FORCE_PREBUILT", Some("1"));
     let out = b.try_compile().unwrap();
     assert!(out.prebuilt.is_some() && out.toolchain.is_none());
 
@@ -101,7 +118,11 @@ fn forcing_the_prebuilt_skips_the_toolchain_and_a_missing_dir_says_how_to_make_i
 
     // Without `.prebuilt(..)` a stable-only machine gets the toolchain error as before.
     let mut plain = oxide_build::kernels("src/kernels.rs");
-    plain.manifest_dir(&dir).out_dir(dir.join("out")).cargo_metadata(false).env_override("OXIDE_NO_DEVICE_TOOLCHAIN", Some("1"));
+    plain
+        .manifest_dir(&dir)
+        .out_dir(dir.join("out"))
+        .cargo_metadata(false)
+        .env_override("OXIDE_NO_DEVICE_TOOLCHAIN", Some("1"));
     assert_eq!(plain.try_compile().unwrap_err().kind(), ErrorKind::ToolchainNotFound);
 }
 

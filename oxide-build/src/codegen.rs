@@ -87,9 +87,7 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
     // (H200: reduction 1.098 -> 0.998 and stencil 1.135 -> 1.043 of nvcc's time without it;
     // BENCHMARKS.md). ptxas does its own strength reduction.
     cmd.arg("-disable-lsr");
-    cmd.arg(&ir)
-        .arg("-o")
-        .arg(&ptx);
+    cmd.arg(&ir).arg("-o").arg(&ptx);
     commands.push(run(&mut cmd, input.module, "llc")?);
     let text = std::fs::read_to_string(&ptx).map_err(|e| Error::io(format!("reading {}", ptx.display()), e))?;
     Ok((text, commands))
@@ -111,11 +109,7 @@ fn run(cmd: &mut Command, module: &str, tool: &str) -> Result<String, Error> {
         .map(str::trim)
         .collect::<Vec<_>>()
         .join("\n    ");
-    let message = if message.is_empty() {
-        stderr.lines().take(5).collect::<Vec<_>>().join("\n    ")
-    } else {
-        message
-    };
+    let message = if message.is_empty() { stderr.lines().take(5).collect::<Vec<_>>().join("\n    ") } else { message };
     let hint = if message.contains("unsupported library call") {
         "\n  hint: the kernel uses an operation the NVPTX backend has no instruction or library call for \
          (e.g. a float <-> 128-bit integer conversion); use a 64-bit type"

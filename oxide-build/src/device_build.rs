@@ -29,7 +29,13 @@ pub(crate) struct DeviceBuild {
     pub command: String,
 }
 
-pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, target_dir: &Path, opts: &Options<'_>) -> Result<DeviceBuild, Error> {
+pub(crate) fn run(
+    tc: &Toolchain,
+    env: &Env,
+    krate: &DeviceCrate,
+    target_dir: &Path,
+    opts: &Options<'_>,
+) -> Result<DeviceBuild, Error> {
     let mut cmd = Command::new(&tc.cargo);
     cmd.current_dir(&krate.dir)
         .args(["rustc", "--release", "--lib", "--target", TARGET, "-Zbuild-std=core"])
@@ -44,7 +50,17 @@ pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, target_dir: &P
     }
     // A clean environment: nothing of the outer (host) cargo build leaks in.
     cmd.env_clear();
-    for key in ["PATH", "HOME", "CARGO_HOME", "RUSTUP_HOME", "TMPDIR", "CARGO_NET_OFFLINE", "CARGO_HTTP_PROXY", "HTTPS_PROXY", "https_proxy"] {
+    for key in [
+        "PATH",
+        "HOME",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "TMPDIR",
+        "CARGO_NET_OFFLINE",
+        "CARGO_HTTP_PROXY",
+        "HTTPS_PROXY",
+        "https_proxy",
+    ] {
         if let Some(v) = env.var_os(key) {
             cmd.env(key, v);
         }
@@ -62,9 +78,12 @@ pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, target_dir: &P
     cmd.env("CARGO_ENCODED_RUSTFLAGS", rustflags.join("\x1f"));
 
     let command = command_line(&cmd);
-    let out = cmd
-        .output()
-        .map_err(|e| Error::new(ErrorKind::ToolExec, format!("failed to start the device cargo `{}`: {e}\n  command: {command}", tc.cargo.display())))?;
+    let out = cmd.output().map_err(|e| {
+        Error::new(
+            ErrorKind::ToolExec,
+            format!("failed to start the device cargo `{}`: {e}\n  command: {command}", tc.cargo.display()),
+        )
+    })?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
         return Err(compile_error(&stderr, &command, tc));
@@ -108,7 +127,8 @@ fn compile_error(stderr: &str, command: &str, tc: &Toolchain) -> Error {
 
 /// Parses a Makefile-style dep-info file: the first rule's prerequisites.
 fn read_dep_info(path: &Path, base: &Path) -> Result<Vec<PathBuf>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading dep-info {}", path.display()), e))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading dep-info {}", path.display()), e))?;
     let Some(line) = text.lines().find(|l| l.contains(": ")) else { return Ok(Vec::new()) };
     let deps = &line[line.find(": ").map(|i| i + 2).unwrap_or(line.len())..];
     let mut files = Vec::new();
@@ -146,7 +166,10 @@ mod tests {
         let d = dir.path().join("x.d");
         std::fs::write(&d, "/t/x.ll: lib.rs /src/my\\ kernels.rs /src/util.rs\n\nlib.rs:\n")?;
         let got = read_dep_info(&d, Path::new("/crate"))?;
-        assert_eq!(got, vec![PathBuf::from("/crate/lib.rs"), PathBuf::from("/src/my kernels.rs"), PathBuf::from("/src/util.rs")]);
+        assert_eq!(
+            got,
+            vec![PathBuf::from("/crate/lib.rs"), PathBuf::from("/src/my kernels.rs"), PathBuf::from("/src/util.rs")]
+        );
         Ok(())
     }
 }

@@ -72,7 +72,8 @@ pub(crate) fn generate(spec: &Spec<'_>) -> Result<DeviceCrate, Error> {
     if let Some(lock) = spec.lockfile {
         let dest = spec.dir.join("Cargo.lock");
         if !dest.exists() {
-            std::fs::copy(lock, &dest).map_err(|e| Error::io(format!("copying {} to {}", lock.display(), dest.display()), e))?;
+            std::fs::copy(lock, &dest)
+                .map_err(|e| Error::io(format!("copying {} to {}", lock.display(), dest.display()), e))?;
         }
     }
     Ok(DeviceCrate { dir: spec.dir.clone(), lib_name })

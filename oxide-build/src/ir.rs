@@ -41,22 +41,14 @@ pub struct IrError {
 
 impl fmt::Display for IrError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "device LLVM IR, line {}, `@{}`: {}",
-            self.line, self.symbol, self.message
-        )
+        write!(f, "device LLVM IR, line {}, `@{}`: {}", self.line, self.symbol, self.message)
     }
 }
 
 impl std::error::Error for IrError {}
 
 fn err(line: usize, symbol: &str, message: impl Into<String>) -> IrError {
-    IrError {
-        line,
-        symbol: symbol.to_string(),
-        message: message.into(),
-    }
+    IrError { line, symbol: symbol.to_string(), message: message.into() }
 }
 
 /// Meta records with this prefix carry `[maxntid, minctasm]` for the named kernel.
@@ -69,14 +61,8 @@ const DYNAMIC_SHARED_PREFIX: &str = "__oxide_dynamic_shared";
 
 /// Runs every transform over one whole device module.
 pub fn process(ir: &str) -> Result<Processed, IrError> {
-    let mut lines: Vec<Line> = ir
-        .lines()
-        .enumerate()
-        .map(|(i, text)| Line {
-            no: i + 1,
-            text: text.to_string(),
-        })
-        .collect();
+    let mut lines: Vec<Line> =
+        ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let kernels = find_kernels(&lines);
     let meta = extract_meta(&mut lines)?;
     let shared_statics = move_shared(&mut lines)?;
@@ -134,12 +120,7 @@ struct Line {
 
 /// (1) Kernel entries are the functions defined with the `ptx_kernel` calling convention.
 fn find_kernels(lines: &[Line]) -> Vec<String> {
-    lines
-        .iter()
-        .filter_map(|l| parse_define(&l.text))
-        .filter(|h| h.is_kernel)
-        .map(|h| h.name)
-        .collect()
+    lines.iter().filter_map(|l| parse_define(&l.text)).filter(|h| h.is_kernel).map(|h| h.name).collect()
 }
 
 /// (4) Decodes and removes `oxide.meta` statics (and their `@llvm.used` entries), since
@@ -154,20 +135,10 @@ fn extract_meta(lines: &mut Vec<Line>) -> Result<Vec<(MetaRecord, usize)>, IrErr
             continue;
         }
         let Some(init) = g.init else {
-            return Err(err(
-                line.no,
-                &g.name,
-                "an oxide.meta static needs an initializer",
-            ));
+            return Err(err(line.no, &g.name, "an oxide.meta static needs an initializer"));
         };
         let values = meta_values(g.ty, init, g.align()).map_err(|m| err(line.no, &g.name, m))?;
-        records.push((
-            MetaRecord {
-                name: g.name.clone(),
-                values,
-            },
-            line.no,
-        ));
+        records.push((MetaRecord { name: g.name.clone(), values }, line.no));
     }
     if records.is_empty() {
         return Ok(records);
@@ -187,11 +158,7 @@ fn extract_meta(lines: &mut Vec<Line>) -> Result<Vec<(MetaRecord, usize)>, IrErr
             }
         }
     }
-    let removed: HashSet<String> = names
-        .iter()
-        .filter(|n| !still_used.contains(**n))
-        .map(|n| n.to_string())
-        .collect();
+    let removed: HashSet<String> = names.iter().filter(|n| !still_used.contains(**n)).map(|n| n.to_string()).collect();
 
     lines.retain(|l| match parse_global(&l.text) {
         Some(g) => !removed.contains(&g.name),
@@ -224,11 +191,7 @@ fn drop_from_used_lists(lines: &mut Vec<Line>, removed: &HashSet<String>) {
         let (Some(init), Some((_, elem_ty))) = (g.init, array_type(g.ty)) else {
             continue;
         };
-        let inner = init
-            .trim()
-            .strip_prefix('[')
-            .and_then(|s| s.strip_suffix(']'))
-            .unwrap_or("");
+        let inner = init.trim().strip_prefix('[').and_then(|s| s.strip_suffix(']')).unwrap_or("");
         let kept: Vec<&str> = split_top(inner)
             .into_iter()
             .filter(|e| !e.is_empty())
@@ -324,18 +287,10 @@ fn move_shared(lines: &mut [Line]) -> Result<Vec<String>, IrError> {
             continue; // already moved
         }
         if g.kind != "global" && g.kind != "constant" {
-            return Err(err(
-                line.no,
-                &g.name,
-                "a shared-memory symbol must be a static",
-            ));
+            return Err(err(line.no, &g.name, "a shared-memory symbol must be a static"));
         }
         if g.prefix.iter().any(|t| t.starts_with("addrspace(")) {
-            return Err(err(
-                line.no,
-                &g.name,
-                "a shared-memory static already has an address space",
-            ));
+            return Err(err(line.no, &g.name, "a shared-memory static already has an address space"));
         }
         let metadata = g.attrs.iter().filter(|a| a.starts_with('!'));
         let mut text = match g.init {
@@ -384,10 +339,7 @@ fn move_shared(lines: &mut [Line]) -> Result<Vec<String>, IrError> {
                 continue;
             }
             let token = &line.text[r.start..r.end];
-            text.replace_range(
-                r.start..r.end,
-                &format!("addrspacecast (ptr addrspace(3) {token} to ptr)"),
-            );
+            text.replace_range(r.start..r.end, &format!("addrspacecast (ptr addrspace(3) {token} to ptr)"));
         }
         line.text = text;
     }
@@ -410,15 +362,10 @@ fn internalize(lines: &mut [Line], kernels: &[String]) {
             }
             let linkage = g.prefix.iter().copied().find(|t| LINKAGES.contains(t));
             let has_comdat = g.attrs.iter().any(|a| is_comdat(a));
-            if matches!(linkage, Some("internal" | "private")) && !has_comdat && !has_vis(&g.prefix)
-            {
+            if matches!(linkage, Some("internal" | "private")) && !has_comdat && !has_vis(&g.prefix) {
                 continue;
             }
-            let keep = if linkage == Some("private") {
-                "private"
-            } else {
-                "internal"
-            };
+            let keep = if linkage == Some("private") { "private" } else { "internal" };
             let mut prefix = vec![keep];
             prefix.extend(g.prefix.iter().copied().filter(|t| !is_linkage_word(t)));
             g.prefix = prefix;
@@ -450,21 +397,14 @@ fn internalize_define(line: &str, h: &FnHeader) -> String {
             linkage = Some(word);
         }
     }
-    let keep = if linkage == Some("private") {
-        "private "
-    } else {
-        "internal "
-    };
+    let keep = if linkage == Some("private") { "private " } else { "internal " };
     text.replace_range(after_define..rest, keep);
     text
 }
 
 /// (5) Turns launch-bounds records into the function attributes LLVM 22's NVPTX
 /// backend reads (`.maxntid` / `.minnctapersm` in the PTX).
-fn launch_bounds(
-    meta: &[(MetaRecord, usize)],
-    kernels: &[String],
-) -> Result<Vec<(String, Vec<String>)>, IrError> {
+fn launch_bounds(meta: &[(MetaRecord, usize)], kernels: &[String]) -> Result<Vec<(String, Vec<String>)>, IrError> {
     let mut out = Vec::new();
     for (record, line) in meta {
         if let Some(kernel) = record.name.strip_prefix(BLOCK_PREFIX) {
@@ -484,20 +424,10 @@ fn launch_bounds(
         let (maxntid, minctasm) = match record.values[..] {
             [t] => (t, 0),
             [t, m] => (t, m),
-            _ => {
-                return Err(err(
-                    *line,
-                    &record.name,
-                    "launch bounds must be [maxntid, minctasm]",
-                ))
-            }
+            _ => return Err(err(*line, &record.name, "launch bounds must be [maxntid, minctasm]")),
         };
         if !(1..=1024).contains(&maxntid) {
-            return Err(err(
-                *line,
-                &record.name,
-                format!("max threads per block {maxntid} is outside 1..=1024"),
-            ));
+            return Err(err(*line, &record.name, format!("max threads per block {maxntid} is outside 1..=1024")));
         }
         let mut attrs = vec![format!("\"nvvm.maxntid\"=\"{maxntid},1,1\"")];
         if minctasm != 0 {
@@ -517,13 +447,21 @@ fn required_block(
     kernels: &[String],
 ) -> Result<(String, Vec<String>), IrError> {
     if !kernels.iter().any(|k| k == kernel) {
-        return Err(err(line, &record.name, format!("a required block names `{kernel}`, which is not a kernel in this module")));
+        return Err(err(
+            line,
+            &record.name,
+            format!("a required block names `{kernel}`, which is not a kernel in this module"),
+        ));
     }
     match record.values[..] {
         [x, y, z] if x >= 1 && y >= 1 && z >= 1 && x * y * z <= 1024 => {
             Ok((kernel.to_string(), vec![format!("\"nvvm.reqntid\"=\"{x},{y},{z}\"")]))
         }
-        _ => Err(err(line, &record.name, format!("a required block must be [x, y, z] with at most 1024 threads, found {:?}", record.values))),
+        _ => Err(err(
+            line,
+            &record.name,
+            format!("a required block must be [x, y, z] with at most 1024 threads, found {:?}", record.values),
+        )),
     }
 }
 
@@ -540,10 +478,7 @@ fn add_fn_attrs(lines: &mut [Line], bounds: &[(String, Vec<String>)]) {
         let mut at = h.args_end;
         for &(s, e) in &toks {
             let word = &line.text[s..e];
-            if word == "unnamed_addr"
-                || word == "local_unnamed_addr"
-                || word.starts_with("addrspace(")
-            {
+            if word == "unnamed_addr" || word == "local_unnamed_addr" || word.starts_with("addrspace(") {
                 at = e;
             } else {
                 break;
@@ -566,10 +501,7 @@ fn add_fn_attrs(lines: &mut [Line], bounds: &[(String, Vec<String>)]) {
 /// (7) libdevice must be linked when the module calls any `__nv_*` math function.
 fn needs_libdevice(lines: &[Line]) -> bool {
     lines.iter().any(|l| {
-        l.text.starts_with("declare ")
-            && global_refs(&l.text)
-                .first()
-                .is_some_and(|r| r.name.starts_with("__nv_"))
+        l.text.starts_with("declare ") && global_refs(&l.text).first().is_some_and(|r| r.name.starts_with("__nv_"))
     })
 }
 
@@ -581,27 +513,15 @@ fn needs_libdevice(lines: &[Line]) -> bool {
 /// static's alignment unless the type itself names a wider integer.
 fn meta_values(ty: &str, init: &str, align: Option<u64>) -> Result<Vec<u64>, String> {
     let bytes = const_bytes(ty, init)?;
-    let explicit = array_type(ty)
-        .and_then(|(_, elem)| int_bits(elem))
-        .filter(|b| *b > 8);
+    let explicit = array_type(ty).and_then(|(_, elem)| int_bits(elem)).filter(|b| *b > 8);
     let width = match explicit {
         Some(bits) => (bits / 8) as usize,
         None => align.unwrap_or(1).min(8) as usize,
     };
     if !matches!(width, 1 | 2 | 4 | 8) || bytes.len() % width != 0 {
-        return Err(format!(
-            "oxide.meta static of {} bytes is not an array of {width}-byte integers",
-            bytes.len()
-        ));
+        return Err(format!("oxide.meta static of {} bytes is not an array of {width}-byte integers", bytes.len()));
     }
-    Ok(bytes
-        .chunks(width)
-        .map(|c| {
-            c.iter()
-                .rev()
-                .fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
-        })
-        .collect())
+    Ok(bytes.chunks(width).map(|c| c.iter().rev().fold(0u64, |acc, &b| (acc << 8) | u64::from(b))).collect())
 }
 
 /// The little-endian bytes of a constant of integer, array or struct type.
@@ -614,9 +534,7 @@ fn const_bytes(ty: &str, init: &str) -> Result<Vec<u8>, String> {
         return decode_c_string(s);
     }
     if let Some(bits) = int_bits(ty) {
-        let v: i128 = init
-            .parse()
-            .map_err(|_| format!("`{init}` is not an integer constant"))?;
+        let v: i128 = init.parse().map_err(|_| format!("`{init}` is not an integer constant"))?;
         return Ok(v.to_le_bytes()[..(bits / 8) as usize].to_vec());
     }
     let packed = ty.starts_with("<{");
@@ -699,9 +617,7 @@ fn decode_c_string(s: &str) -> Result<Vec<u8>, String> {
             out.push(b'\\');
             i += 2;
         } else {
-            let hex = s
-                .get(i + 1..i + 3)
-                .ok_or("truncated escape in string constant")?;
+            let hex = s.get(i + 1..i + 3).ok_or("truncated escape in string constant")?;
             let v = u8::from_str_radix(hex, 16).map_err(|_| format!("bad escape `\\{hex}`"))?;
             out.push(v);
             i += 3;
@@ -731,16 +647,7 @@ const LINKAGES: &[&str] = &[
 /// Visibility must go because a local symbol with `hidden` is invalid IR.
 fn is_linkage_word(w: &str) -> bool {
     LINKAGES.contains(&w)
-        || matches!(
-            w,
-            "dso_local"
-                | "dso_preemptable"
-                | "default"
-                | "hidden"
-                | "protected"
-                | "dllimport"
-                | "dllexport"
-        )
+        || matches!(w, "dso_local" | "dso_preemptable" | "default" | "hidden" | "protected" | "dllimport" | "dllexport")
 }
 
 fn has_vis(prefix: &[&str]) -> bool {
@@ -845,10 +752,7 @@ fn split_type(s: &str) -> (&str, &str) {
         Some(b'[' | b'{' | b'<') => skip_group(b, 0),
         Some(b'%') if b.get(1) == Some(&b'"') => skip_string(b, 1),
         _ => {
-            let e = b
-                .iter()
-                .position(|c| c.is_ascii_whitespace() || *c == b',')
-                .unwrap_or(b.len());
+            let e = b.iter().position(|c| c.is_ascii_whitespace() || *c == b',').unwrap_or(b.len());
             let rest = s[e..].trim_start();
             match rest.strip_prefix("addrspace(") {
                 Some(r) if &s[..e] == "ptr" => {
@@ -881,16 +785,8 @@ fn global_refs(line: &str) -> Vec<GlobalRef> {
             b'"' => i = skip_string(b, i),
             b'@' if b.get(i + 1) == Some(&b'"') => {
                 let end = skip_string(b, i + 1);
-                let inner_end = if b[end - 1] == b'"' && end > i + 2 {
-                    end - 1
-                } else {
-                    end
-                };
-                out.push(GlobalRef {
-                    start: i,
-                    end,
-                    name: line[i + 2..inner_end].to_string(),
-                });
+                let inner_end = if b[end - 1] == b'"' && end > i + 2 { end - 1 } else { end };
+                out.push(GlobalRef { start: i, end, name: line[i + 2..inner_end].to_string() });
                 i = end;
             }
             b'@' => {
@@ -900,11 +796,7 @@ fn global_refs(line: &str) -> Vec<GlobalRef> {
                     e += 1;
                 }
                 if e > s {
-                    out.push(GlobalRef {
-                        start: i,
-                        end: e,
-                        name: line[s..e].to_string(),
-                    });
+                    out.push(GlobalRef { start: i, end: e, name: line[s..e].to_string() });
                 }
                 i = e;
             }
@@ -936,18 +828,11 @@ impl Global<'_> {
     }
 
     fn section(&self) -> Option<&str> {
-        self.attrs.iter().find_map(|a| {
-            a.strip_prefix("section ")?
-                .trim()
-                .strip_prefix('"')?
-                .strip_suffix('"')
-        })
+        self.attrs.iter().find_map(|a| a.strip_prefix("section ")?.trim().strip_prefix('"')?.strip_suffix('"'))
     }
 
     fn align(&self) -> Option<u64> {
-        self.attrs
-            .iter()
-            .find_map(|a| a.strip_prefix("align ")?.trim().parse().ok())
+        self.attrs.iter().find_map(|a| a.strip_prefix("align ")?.trim().parse().ok())
     }
 
     fn render(&self) -> String {
@@ -975,10 +860,7 @@ fn parse_global(line: &str) -> Option<Global<'_>> {
     }
     let first = global_refs(line).into_iter().next()?;
     let code_end = tokens(line, 0).last().map_or(line.len(), |t| t.1);
-    let mut rest = line[first.end..code_end]
-        .trim_start()
-        .strip_prefix('=')?
-        .trim_start();
+    let mut rest = line[first.end..code_end].trim_start().strip_prefix('=')?.trim_start();
     let mut prefix = Vec::new();
     let kind = loop {
         let end = rest.find(char::is_whitespace)?;
@@ -1018,14 +900,8 @@ fn parse_define(line: &str) -> Option<FnHeader> {
     if b.get(name.end) != Some(&b'(') {
         return None;
     }
-    let is_kernel = lead[..name.start - "define ".len()]
-        .split_whitespace()
-        .any(|w| w == "ptx_kernel");
-    Some(FnHeader {
-        args_end: skip_group(b, name.end),
-        name: name.name,
-        is_kernel,
-    })
+    let is_kernel = lead[..name.start - "define ".len()].split_whitespace().any(|w| w == "ptx_kernel");
+    Some(FnHeader { args_end: skip_group(b, name.end), name: name.name, is_kernel })
 }
 
 // ---------------------------------------------------------------------------------
@@ -1041,8 +917,7 @@ mod tests {
     const HEAD: &str = "target datalayout = \"e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n";
 
     fn fixture() -> String {
-        let path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ir/rustc_1_96_sample.ll");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ir/rustc_1_96_sample.ll");
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
@@ -1051,9 +926,7 @@ mod tests {
     }
 
     fn line_of<'a>(ir: &'a str, start: &str) -> &'a str {
-        ir.lines()
-            .find(|l| l.starts_with(start))
-            .unwrap_or_else(|| panic!("no line starting with {start:?} in\n{ir}"))
+        ir.lines().find(|l| l.starts_with(start)).unwrap_or_else(|| panic!("no line starting with {start:?} in\n{ir}"))
     }
 
     #[test]
@@ -1080,32 +953,14 @@ mod tests {
         let out = run(ir).ir;
         assert_eq!(line_of(&out, "@g "), "@g = internal global i32 1, align 4");
         assert_eq!(line_of(&out, "@h "), "@h = internal global i32 2, align 4");
-        assert_eq!(
-            line_of(&out, "@p "),
-            "@p = private unnamed_addr constant [2 x i8] c\"hi\", align 1"
-        );
+        assert_eq!(line_of(&out, "@p "), "@p = private unnamed_addr constant [2 x i8] c\"hi\", align 1");
         assert_eq!(line_of(&out, "@d "), "@d = external global i32");
-        assert_eq!(
-            line_of(&out, "@tl "),
-            "@tl = internal thread_local(initialexec) global i32 0"
-        );
-        assert_eq!(
-            line_of(&out, "define internal void @f"),
-            "define internal void @f() unnamed_addr convergent #0 {"
-        );
-        assert_eq!(
-            line_of(&out, "define internal void @e"),
-            "define internal void @e() convergent {"
-        );
-        assert_eq!(
-            line_of(&out, "define private"),
-            "define private void @q() convergent {"
-        );
+        assert_eq!(line_of(&out, "@tl "), "@tl = internal thread_local(initialexec) global i32 0");
+        assert_eq!(line_of(&out, "define internal void @f"), "define internal void @f() unnamed_addr convergent #0 {");
+        assert_eq!(line_of(&out, "define internal void @e"), "define internal void @e() convergent {");
+        assert_eq!(line_of(&out, "define private"), "define private void @q() convergent {");
         assert_eq!(line_of(&out, "declare"), "declare hidden void @ext()");
-        assert_eq!(
-            line_of(&out, "define ptx_kernel"),
-            "define ptx_kernel void @k() convergent {"
-        );
+        assert_eq!(line_of(&out, "define ptx_kernel"), "define ptx_kernel void @k() convergent {");
     }
 
     #[test]
@@ -1124,24 +979,13 @@ mod tests {
         let p = run(ir);
         assert_eq!(p.shared_statics, ["X", "q$LT$x$GT$"]);
         let out = &p.ir;
-        assert_eq!(
-            line_of(out, "@X "),
-            "@X = internal addrspace(3) global [1024 x i8] undef, align 4"
-        );
-        assert_eq!(
-            line_of(out, "@\"q"),
-            "@\"q$LT$x$GT$\" = internal addrspace(3) global [8 x i8] undef, align 8"
-        );
+        assert_eq!(line_of(out, "@X "), "@X = internal addrspace(3) global [1024 x i8] undef, align 4");
+        assert_eq!(line_of(out, "@\"q"), "@\"q$LT$x$GT$\" = internal addrspace(3) global [8 x i8] undef, align 8");
         let cast = "addrspacecast (ptr addrspace(3) @X to ptr)";
-        assert!(out.contains(&format!(
-            "%a = getelementptr inbounds nuw float, ptr {cast}, i64 3"
-        )));
-        assert!(out.contains(&format!(
-            "ptr getelementptr inbounds (i8, ptr {cast}, i64 16)"
-        )));
+        assert!(out.contains(&format!("%a = getelementptr inbounds nuw float, ptr {cast}, i64 3")));
+        assert!(out.contains(&format!("ptr getelementptr inbounds (i8, ptr {cast}, i64 16)")));
         assert!(out.contains("store i32 1, ptr @X2, align 4"), "{out}");
-        assert!(out
-            .contains("ptr addrspacecast (ptr addrspace(3) @\"q$LT$x$GT$\" to ptr), align 8 ; @X"));
+        assert!(out.contains("ptr addrspacecast (ptr addrspace(3) @\"q$LT$x$GT$\" to ptr), align 8 ; @X"));
         assert!(out.contains("; load @X here") && out.contains("c\"@X;\""));
     }
 
@@ -1155,19 +999,14 @@ mod tests {
             line_of(&p.ir, "@__oxide"),
             "@__oxide_dynamic_shared = external addrspace(3) global [0 x i8], align 16"
         );
-        assert!(p.ir.contains(
-            "ptr addrspacecast (ptr addrspace(3) @__oxide_dynamic_shared to ptr), align 1"
-        ));
+        assert!(p.ir.contains("ptr addrspacecast (ptr addrspace(3) @__oxide_dynamic_shared to ptr), align 1"));
     }
 
     #[test]
     fn dynamic_shared_with_initializer_is_an_error() {
         let ir = "@__oxide_dynamic_shared = global [4 x i8] zeroinitializer\n";
         let e = process(ir).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(
-            e.contains("line 1") && e.contains("@__oxide_dynamic_shared") && e.contains("extern"),
-            "{e}"
-        );
+        assert!(e.contains("line 1") && e.contains("@__oxide_dynamic_shared") && e.contains("extern"), "{e}");
     }
 
     #[test]
@@ -1182,10 +1021,7 @@ mod tests {
                   @llvm.compiler.used = appending global [1 x ptr] [ptr @zero], section \"llvm.metadata\"\n\
                   define ptx_kernel void @k() {\n  ret void\n}\n";
         let p = run(ir);
-        let rec = |name: &str, values: &[u64]| MetaRecord {
-            name: name.to_string(),
-            values: values.to_vec(),
-        };
+        let rec = |name: &str, values: &[u64]| MetaRecord { name: name.to_string(), values: values.to_vec() };
         assert_eq!(
             p.meta,
             [
@@ -1196,11 +1032,7 @@ mod tests {
                 rec("packed", &[5, 0]),
             ]
         );
-        assert!(
-            !p.ir.contains("oxide.meta") && !p.ir.contains("llvm.compiler.used"),
-            "{}",
-            p.ir
-        );
+        assert!(!p.ir.contains("oxide.meta") && !p.ir.contains("llvm.compiler.used"), "{}", p.ir);
         assert_eq!(
             line_of(&p.ir, "@llvm.used"),
             "@llvm.used = appending global [1 x ptr] [ptr @keep], section \"llvm.metadata\""
@@ -1214,13 +1046,8 @@ mod tests {
                   define ptx_kernel void @k(ptr %o) {\n  %v = load i32, ptr @m, align 4\n  store i32 %v, ptr %o\n  ret void\n}\n";
         let p = run(ir);
         assert_eq!(p.meta[0].values, [1]);
-        assert_eq!(
-            line_of(&p.ir, "@m "),
-            "@m = internal constant [4 x i8] c\"\\01\\00\\00\\00\", align 4"
-        );
-        assert!(p
-            .ir
-            .contains("@llvm.used = appending global [1 x ptr] [ptr @m]"));
+        assert_eq!(line_of(&p.ir, "@m "), "@m = internal constant [4 x i8] c\"\\01\\00\\00\\00\", align 4");
+        assert!(p.ir.contains("@llvm.used = appending global [1 x ptr] [ptr @m]"));
     }
 
     #[test]
@@ -1229,7 +1056,10 @@ mod tests {
                   ret void\n}\n\
                   define void @helper(ptr %__oxide_in_x) #0 {\n  ret void\n}\n";
         let out = process(ir)?.ir;
-        assert!(out.contains("ptr noalias nonnull noundef readonly captures(none) %__oxide_in_x, i64 %__oxide_in_x_len"), "{out}");
+        assert!(
+            out.contains("ptr noalias nonnull noundef readonly captures(none) %__oxide_in_x, i64 %__oxide_in_x_len"),
+            "{out}"
+        );
         assert!(out.contains("ptr noalias nonnull noundef %__oxide_out_y"), "{out}");
         assert!(out.contains("ptr %raw)"), "unmarked pointers stay as they are: {out}");
         assert!(out.contains("define internal void @helper(ptr %__oxide_in_x)"), "only kernels: {out}");
@@ -1258,12 +1088,7 @@ mod tests {
         let ir = "define ptx_kernel void @k() {\n  ret void\n}\n\
                   @__oxide_launch_bounds_nope = constant [2 x i32] [i32 128, i32 0], section \"oxide.meta\", align 4\n";
         let e = process(ir).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(
-            e.contains("line 4")
-                && e.contains("@__oxide_launch_bounds_nope")
-                && e.contains("`nope`"),
-            "{e}"
-        );
+        assert!(e.contains("line 4") && e.contains("@__oxide_launch_bounds_nope") && e.contains("`nope`"), "{e}");
     }
 
     #[test]
@@ -1294,11 +1119,7 @@ mod tests {
         assert_eq!(p.kernels, ["saxpy", "tiled"]);
         assert_eq!(
             p.shared_statics,
-            [
-                "_RNvCs1vfIJE2lv8x_8irsample4TILE",
-                "_RNvCs1vfIJE2lv8x_8irsample5TILE2",
-                "__oxide_dynamic_shared"
-            ]
+            ["_RNvCs1vfIJE2lv8x_8irsample4TILE", "_RNvCs1vfIJE2lv8x_8irsample5TILE2", "__oxide_dynamic_shared"]
         );
         assert!(p.needs_libdevice);
         assert_eq!(p.meta.len(), 3);
@@ -1307,10 +1128,10 @@ mod tests {
         assert_eq!(p.meta[1].values, [1, 0x1_0000_0002, 3]);
         assert_eq!(p.meta[2].values, [0; 4]);
         assert!(!p.ir.contains("oxide.meta") && !p.ir.contains("@llvm.used"));
-        assert!(p.ir.contains("define internal fastcc void @_RNvNtCsekQVkFLoVwc_4core9panicking9panic_fmt() unnamed_addr convergent #5 {"));
-        assert!(p
-            .ir
-            .contains("\"nvvm.maxntid\"=\"256,1,1\" \"nvvm.minctasm\"=\"2\" #0 {"));
+        assert!(p.ir.contains(
+            "define internal fastcc void @_RNvNtCsekQVkFLoVwc_4core9panicking9panic_fmt() unnamed_addr convergent #5 {"
+        ));
+        assert!(p.ir.contains("\"nvvm.maxntid\"=\"256,1,1\" \"nvvm.minctasm\"=\"2\" #0 {"));
     }
 
     /// `<venv>/lib/python3*/site-packages/nvidia/cu13/<rel>` in ci/setup.sh's venv
@@ -1338,11 +1159,7 @@ mod tests {
 
     fn tool_ok(cmd: &mut Command) -> String {
         let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-        assert!(
-            out.status.success(),
-            "{cmd:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -1356,31 +1173,16 @@ mod tests {
         std::fs::create_dir_all(&dir)?;
         let (ll, ptx) = (dir.join("in.ll"), dir.join("out.ptx"));
         std::fs::write(&ll, ir)?;
-        tool_ok(
-            Command::new(&llc)
-                .arg("-mcpu=sm_90")
-                .arg(&ll)
-                .arg("-o")
-                .arg(&ptx),
-        );
+        tool_ok(Command::new(&llc).arg("-mcpu=sm_90").arg(&ll).arg("-o").arg(&ptx));
         let text = std::fs::read_to_string(&ptx)?;
         if let Some(opt) = find_tool("opt-22") {
             // The `opt` passes after us must accept the module too.
-            tool_ok(
-                Command::new(opt)
-                    .args(["-passes=default<O3>", "-disable-output"])
-                    .arg(&ll),
-            );
+            tool_ok(Command::new(opt).args(["-passes=default<O3>", "-disable-output"]).arg(&ll));
         }
         match find_tool("ptxas") {
             Some(ptxas) => {
                 // -c: libdevice (`__nv_*`) is linked by a later stage, so externs may remain.
-                tool_ok(
-                    Command::new(ptxas)
-                        .args(["-c", "-arch=sm_90", "-o"])
-                        .arg(dir.join("out.cubin"))
-                        .arg(&ptx),
-                );
+                tool_ok(Command::new(ptxas).args(["-c", "-arch=sm_90", "-o"]).arg(dir.join("out.cubin")).arg(&ptx));
             }
             None => eprintln!("ptxas not found: PTX not assembled"),
         }
@@ -1418,50 +1220,31 @@ mod tests {
             .map(PathBuf::from)
             .filter(|p| p.is_file())
             .or_else(|| in_venv("nvvm/libdevice/libdevice.10.bc"));
-        let (Some(link), Some(opt), Some(libdevice)) =
-            (find_tool("llvm-link-22"), find_tool("opt-22"), libdevice)
+        let (Some(link), Some(opt), Some(libdevice)) = (find_tool("llvm-link-22"), find_tool("opt-22"), libdevice)
         else {
-            eprintln!(
-                "skipped: needs llvm-link-22, opt-22 and libdevice.10.bc (pip nvidia-cuda-nvcc)"
-            );
+            eprintln!("skipped: needs llvm-link-22, opt-22 and libdevice.10.bc (pip nvidia-cuda-nvcc)");
             return Ok(());
         };
         let dir = std::env::temp_dir().join(format!("oxide-ir-{}-libdevice", std::process::id()));
         std::fs::create_dir_all(&dir)?;
-        let (ll, linked, optimized) =
-            (dir.join("in.ll"), dir.join("linked.bc"), dir.join("opt.ll"));
+        let (ll, linked, optimized) = (dir.join("in.ll"), dir.join("linked.bc"), dir.join("opt.ll"));
         std::fs::write(&ll, &p.ir)?;
-        tool_ok(
-            Command::new(link)
-                .arg(&ll)
-                .arg(&libdevice)
-                .arg("-o")
-                .arg(&linked),
-        );
+        tool_ok(Command::new(link).arg(&ll).arg(&libdevice).arg("-o").arg(&linked));
         tool_ok(
             Command::new(opt)
                 .args(["-S", "-passes=internalize,default<O3>"])
-                .arg(format!(
-                    "--internalize-public-api-list={}",
-                    p.kernels.join(",")
-                ))
+                .arg(format!("--internalize-public-api-list={}", p.kernels.join(",")))
                 .arg(&linked)
                 .arg("-o")
                 .arg(&optimized),
         );
         let optimized = std::fs::read_to_string(&optimized)?;
         let _ = std::fs::remove_dir_all(&dir);
-        assert!(
-            !optimized.contains("declare float @__nv_expf"),
-            "libdevice not linked"
-        );
+        assert!(!optimized.contains("declare float @__nv_expf"), "libdevice not linked");
         let Some(ptx) = compile("libdevice", &optimized)? else {
             return Ok(());
         };
-        assert!(
-            ptx.contains(".maxntid 256, 1, 1") && ptx.contains("ld.shared"),
-            "{ptx}"
-        );
+        assert!(ptx.contains(".maxntid 256, 1, 1") && ptx.contains("ld.shared"), "{ptx}");
         Ok(())
     }
 
@@ -1481,14 +1264,8 @@ mod tests {
         let Some(ptx) = compile("hand", &p.ir)? else {
             return Ok(());
         };
-        assert!(
-            ptx.contains(".visible .entry k(") && ptx.contains(".shared .align 16 .b8 S[64]"),
-            "{ptx}"
-        );
-        assert!(
-            !ptx.contains(".visible .func") && !ptx.contains(".visible .global"),
-            "{ptx}"
-        );
+        assert!(ptx.contains(".visible .entry k(") && ptx.contains(".shared .align 16 .b8 S[64]"), "{ptx}");
+        assert!(!ptx.contains(".visible .func") && !ptx.contains(".visible .global"), "{ptx}");
         Ok(())
     }
 
@@ -1501,10 +1278,15 @@ mod tests {
                   attributes #9 = { noinline nounwind }\n\
                   attributes #10 = { noinline noreturn nounwind optnone }\n";
         let out = inline_panic_paths(ir);
-        assert!(out.contains("attributes #6 = { cold alwaysinline noreturn nounwind \"target-cpu\"=\"sm_90\" }"), "{out}");
+        assert!(
+            out.contains("attributes #6 = { cold alwaysinline noreturn nounwind \"target-cpu\"=\"sm_90\" }"),
+            "{out}"
+        );
         assert!(out.contains("attributes #8 = { alwaysinline noreturn nounwind }"), "{out}");
         // Returning functions, intrinsics' groups and optnone (which needs noinline) stay.
-        for kept in ["#7 = { cold noreturn", "#9 = { noinline nounwind }", "#10 = { noinline noreturn nounwind optnone }"] {
+        for kept in
+            ["#7 = { cold noreturn", "#9 = { noinline nounwind }", "#10 = { noinline noreturn nounwind optnone }"]
+        {
             assert!(out.contains(kept), "{kept}: {out}");
         }
     }

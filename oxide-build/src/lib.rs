@@ -288,40 +288,74 @@ impl Build {
 
     /// Runs the build and returns what it produced, or an error naming the cause and the fix.
     pub fn try_compile(&self) -> Result<Output, Error> {
-        let mut rec = Recorder { trace: self.env.var("OXIDE_TRACE").is_some_and(|v| v != "0") && self.cargo_metadata, stages: Vec::new() };
+        let mut rec = Recorder {
+            trace: self.env.var("OXIDE_TRACE").is_some_and(|v| v != "0") && self.cargo_metadata,
+            stages: Vec::new(),
+        };
         let config = |msg: String| Error::new(ErrorKind::Config, msg);
         let manifest_dir = match &self.manifest_dir {
             Some(d) => d.clone(),
-            None => self.env.path("CARGO_MANIFEST_DIR").ok_or_else(|| config("CARGO_MANIFEST_DIR is not set; run oxide-build from a build script or call .manifest_dir(..)".into()))?,
+            None => self.env.path("CARGO_MANIFEST_DIR").ok_or_else(|| {
+                config(
+                    "CARGO_MANIFEST_DIR is not set; run oxide-build from a build script or call .manifest_dir(..)"
+                        .into(),
+                )
+            })?,
         };
-        let rel = self.source.clone().ok_or_else(|| config("no kernels module given; use oxide_build::kernels(\"src/kernels.rs\")".into()))?;
+        let rel = self
+            .source
+            .clone()
+            .ok_or_else(|| config("no kernels module given; use oxide_build::kernels(\"src/kernels.rs\")".into()))?;
         let source = manifest_dir.join(&rel);
         if !source.is_file() {
-            return Err(config(format!("the kernels module {} does not exist (resolved to {})", rel.display(), source.display())));
+            return Err(config(format!(
+                "the kernels module {} does not exist (resolved to {})",
+                rel.display(),
+                source.display()
+            )));
         }
         // `src/kernels.rs` → module `kernels`; `src/kernels/mod.rs` → `kernels` too.
         let (src_dir, module) = if source.file_name().is_some_and(|n| n == "mod.rs") {
             let dir = source.parent().unwrap_or(Path::new("."));
-            (dir.parent().unwrap_or(Path::new(".")).to_path_buf(), dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+            (
+                dir.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            )
         } else {
             let stem = source.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             (source.parent().unwrap_or(Path::new(".")).to_path_buf(), stem)
         };
-        if module.is_empty() || !module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || module.starts_with(|c: char| c.is_ascii_digit()) {
-            return Err(config(format!("the kernels module file {} must be named like a Rust module (e.g. src/kernels.rs)", rel.display())));
+        if module.is_empty()
+            || !module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || module.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return Err(config(format!(
+                "the kernels module file {} must be named like a Rust module (e.g. src/kernels.rs)",
+                rel.display()
+            )));
         }
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
-            None => self.env.path("OUT_DIR").ok_or_else(|| config("OUT_DIR is not set; run oxide-build from a build script or call .out_dir(..)".into()))?,
+            None => self.env.path("OUT_DIR").ok_or_else(|| {
+                config("OUT_DIR is not set; run oxide-build from a build script or call .out_dir(..)".into())
+            })?,
         };
-        let package = self.package.clone().or_else(|| self.env.var("CARGO_PKG_NAME")).unwrap_or_else(|| "kernels".into());
+        let package =
+            self.package.clone().or_else(|| self.env.var("CARGO_PKG_NAME")).unwrap_or_else(|| "kernels".into());
         let archs = if self.archs.is_empty() { vec!["sm_70".to_string()] } else { self.archs.clone() };
         for a in &archs {
-            if !a.strip_prefix("sm_").is_some_and(|n| n.len() >= 2 && n.trim_end_matches('a').chars().all(|c| c.is_ascii_digit())) {
+            if !a
+                .strip_prefix("sm_")
+                .is_some_and(|n| n.len() >= 2 && n.trim_end_matches('a').chars().all(|c| c.is_ascii_digit()))
+            {
                 return Err(config(format!("`{a}` is not a CUDA architecture; use e.g. .arch(\"sm_90\")")));
             }
         }
-        let lowest = archs.iter().min_by_key(|a| a.trim_start_matches("sm_").trim_end_matches('a').parse::<u32>().unwrap_or(0)).cloned().unwrap_or_default();
+        let lowest = archs
+            .iter()
+            .min_by_key(|a| a.trim_start_matches("sm_").trim_end_matches('a').parse::<u32>().unwrap_or(0))
+            .cloned()
+            .unwrap_or_default();
         let source_rel = manifest::relative(&source, &manifest_dir);
 
         // Prebuilt kernels: forced, or the fallback when no device toolchain is here.
@@ -329,7 +363,15 @@ impl Build {
         let on = |k: &str| self.env.var(k).is_some_and(|v| v != "0");
         let prebuilt_request = |dir: &Path, reason: &str| {
             self.use_prebuilt(
-                &prebuilt::Request { dir, manifest_dir: &manifest_dir, module: &module, source: &source_rel, archs: &archs, out_dir: &out_dir, reason },
+                &prebuilt::Request {
+                    dir,
+                    manifest_dir: &manifest_dir,
+                    module: &module,
+                    source: &source_rel,
+                    archs: &archs,
+                    out_dir: &out_dir,
+                    reason,
+                },
                 rec.trace,
             )
         };
@@ -344,7 +386,10 @@ impl Build {
         let t = Instant::now();
         let tc = match toolchain::discover(&self.env) {
             Ok(tc) => tc,
-            Err(e) if matches!(e.kind, ErrorKind::ToolchainNotFound | ErrorKind::MissingRustSrc) && prebuilt_dir.is_some() => {
+            Err(e)
+                if matches!(e.kind, ErrorKind::ToolchainNotFound | ErrorKind::MissingRustSrc)
+                    && prebuilt_dir.is_some() =>
+            {
                 let reason = e.message.lines().next().unwrap_or_default().trim_end_matches(':').to_string();
                 return prebuilt_request(prebuilt_dir.as_deref().unwrap_or(Path::new(".")), &reason);
             }
@@ -361,17 +406,19 @@ impl Build {
         let target_dir = match (self.target_dir.clone(), self.env.path("OXIDE_TARGET_DIR")) {
             (Some(d), _) | (None, Some(d)) => d,
             // OUT_DIR = <target>[/<triple>]/<profile>/build/<pkg>-<hash>/out
-            (None, None) => out_dir.ancestors().nth(4).map(|t| t.join("oxide-device")).unwrap_or_else(|| out_dir.join("oxide-device")),
+            (None, None) => out_dir
+                .ancestors()
+                .nth(4)
+                .map(|t| t.join("oxide-device"))
+                .unwrap_or_else(|| out_dir.join("oxide-device")),
         };
-        let dependencies: Vec<(String, String)> = self
-            .dependencies
-            .iter()
-            .map(|(n, v)| (n.clone(), absolutize_paths(v, &manifest_dir)))
-            .collect();
+        let dependencies: Vec<(String, String)> =
+            self.dependencies.iter().map(|(n, v)| (n.clone(), absolutize_paths(v, &manifest_dir))).collect();
         let edition = self.edition.clone().unwrap_or_else(|| read_edition(&manifest_dir));
         let lockfile = manifest_dir.ancestors().map(|d| d.join("Cargo.lock")).find(|p| p.is_file());
 
-        let panic_messages = self.panic_messages.unwrap_or_else(|| self.env.var("PROFILE").as_deref() != Some("release"));
+        let panic_messages =
+            self.panic_messages.unwrap_or_else(|| self.env.var("PROFILE").as_deref() != Some("release"));
         let t = Instant::now();
         let krate = device_crate::generate(&device_crate::Spec {
             dir: target_dir.join("crates").join(format!("{}-{module}", device_crate::sanitize(&package))),
@@ -384,20 +431,34 @@ impl Build {
             lockfile: lockfile.as_deref(),
             panic_messages,
         })?;
-        let built = device_build::run(&tc, &self.env, &krate, &target_dir, &device_build::Options {
-            arch: &lowest,
-            opt_level: self.opt_level,
-            cfgs: &self.cfgs,
-            emit_asm: tc.llc.is_none(),
-            no_libdevice: tc.libdevice.is_none(),
-        })?;
+        let built = device_build::run(
+            &tc,
+            &self.env,
+            &krate,
+            &target_dir,
+            &device_build::Options {
+                arch: &lowest,
+                opt_level: self.opt_level,
+                cfgs: &self.cfgs,
+                emit_asm: tc.llc.is_none(),
+                no_libdevice: tc.libdevice.is_none(),
+            },
+        )?;
         let mut outputs = vec![built.ir.clone()];
         outputs.extend(built.asm.clone());
-        rec.stage("device build (cargo + rustc)", t, vec![built.command.clone()], vec![source.clone(), krate.dir.join("lib.rs")], outputs);
+        rec.stage(
+            "device build (cargo + rustc)",
+            t,
+            vec![built.command.clone()],
+            vec![source.clone(), krate.dir.join("lib.rs")],
+            outputs,
+        );
 
         let t = Instant::now();
-        let raw_ir = std::fs::read_to_string(&built.ir).map_err(|e| Error::io(format!("reading {}", built.ir.display()), e))?;
-        let mut processed = ir::process(&raw_ir).map_err(|e| Error::new(ErrorKind::Ir, format!("kernels module `{module}`: {e}")))?;
+        let raw_ir =
+            std::fs::read_to_string(&built.ir).map_err(|e| Error::io(format!("reading {}", built.ir.display()), e))?;
+        let mut processed =
+            ir::process(&raw_ir).map_err(|e| Error::new(ErrorKind::Ir, format!("kernels module `{module}`: {e}")))?;
         if !panic_messages {
             processed.ir = ir::inline_panic_paths(&processed.ir);
         }
@@ -415,16 +476,19 @@ impl Build {
         let ptx_path = dir.join(format!("{module}.ptx"));
         let mut llc_commands = Vec::new();
         let ptx_text = if tc.llc.is_some() {
-            let (ptx, cmds) = codegen::ptx(&tc, &codegen::Input {
-                module: &module,
-                ir: &ir_path,
-                kernels: &processed.kernels,
-                needs_libdevice: processed.needs_libdevice,
-                arch: &lowest,
-                opt_level: self.opt_level,
-                fmad: self.fmad,
-                work_dir: &work,
-            })?;
+            let (ptx, cmds) = codegen::ptx(
+                &tc,
+                &codegen::Input {
+                    module: &module,
+                    ir: &ir_path,
+                    kernels: &processed.kernels,
+                    needs_libdevice: processed.needs_libdevice,
+                    arch: &lowest,
+                    opt_level: self.opt_level,
+                    fmad: self.fmad,
+                    work_dir: &work,
+                },
+            )?;
             llc_commands = cmds;
             ptx
         } else {
@@ -451,7 +515,9 @@ impl Build {
             }
             let asm = built.asm.as_ref().ok_or_else(|| Error::new(ErrorKind::Llc, "rustc wrote no PTX"))?;
             if self.cargo_metadata {
-                println!("cargo:warning=oxide-build: no llc matching rustc's LLVM found; using the PTX rustc emitted itself");
+                println!(
+                    "cargo:warning=oxide-build: no llc matching rustc's LLVM found; using the PTX rustc emitted itself"
+                );
             }
             std::fs::read_to_string(asm).map_err(|e| Error::io(format!("reading {}", asm.display()), e))?
         };
@@ -487,22 +553,33 @@ impl Build {
             }
             validated = true;
         } else if self.cargo_metadata {
-            println!("cargo:warning=oxide-build: ptxas not found, PTX not validated; fix: {}", toolchain::INSTALL_PTXAS);
+            println!(
+                "cargo:warning=oxide-build: ptxas not found, PTX not validated; fix: {}",
+                toolchain::INSTALL_PTXAS
+            );
         }
         rec.stage("ptxas", t, ptxas_commands, vec![ptx_path.clone()], cubins.iter().map(|(_, p)| p.clone()).collect());
 
         let t = Instant::now();
         // Files the device build read, minus the toolchain's own sources and our generated root.
-        let sources: Vec<PathBuf> = built.sources.iter().filter(|p| !p.starts_with(&krate.dir) && !p.components().any(|c| c.as_os_str() == "rustlib")).cloned().collect();
+        let sources: Vec<PathBuf> = built
+            .sources
+            .iter()
+            .filter(|p| !p.starts_with(&krate.dir) && !p.components().any(|c| c.as_os_str() == "rustlib"))
+            .cloned()
+            .collect();
         // The crate's own kernel sources define the prebuilt hash; oxide-rt/oxide-macros are
         // versioned dependencies, tracked for rebuilds (below) but not part of the kernels' identity.
         let own: Vec<PathBuf> = sources.iter().filter(|p| p.starts_with(&manifest_dir)).cloned().collect();
-        let entries = manifest::source_entries(&own, &manifest_dir).map_err(|e| Error::io("hashing kernel sources", e))?;
+        let entries =
+            manifest::source_entries(&own, &manifest_dir).map_err(|e| Error::io("hashing kernel sources", e))?;
         let hash = manifest::tree_hash(&entries);
         let meta: Vec<(String, Vec<u64>)> = processed.meta.iter().map(|m| (m.name.clone(), m.values.clone())).collect();
         let manifest_path = dir.join(format!("{module}.manifest.json"));
-        let cubin_files: Vec<(String, String)> =
-            cubins.iter().map(|(a, p)| (a.clone(), p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())).collect();
+        let cubin_files: Vec<(String, String)> = cubins
+            .iter()
+            .map(|(a, p)| (a.clone(), p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()))
+            .collect();
         let manifest = manifest::Manifest {
             module: &module,
             source: &source_rel,
@@ -631,7 +708,14 @@ struct Recorder {
 type Finished = (Vec<Stage>, Vec<(&'static str, Duration)>, Vec<String>);
 
 impl Recorder {
-    fn stage(&mut self, name: &'static str, start: Instant, commands: Vec<String>, inputs: Vec<PathBuf>, outputs: Vec<PathBuf>) {
+    fn stage(
+        &mut self,
+        name: &'static str,
+        start: Instant,
+        commands: Vec<String>,
+        inputs: Vec<PathBuf>,
+        outputs: Vec<PathBuf>,
+    ) {
         let time = start.elapsed();
         if self.trace {
             // `oxide-build: <stage>: <secs>s` is what ci/build-times.sh sums.

@@ -28,7 +28,8 @@ pub fn parse_entries(ptx: &str) -> Vec<KernelInfo> {
     let mut kernels = Vec::new();
     let mut lines = ptx.lines();
     while let Some(line) = lines.next() {
-        let Some(rest) = line.trim().strip_prefix(".visible .entry ").or_else(|| line.trim().strip_prefix(".entry ")) else {
+        let Some(rest) = line.trim().strip_prefix(".visible .entry ").or_else(|| line.trim().strip_prefix(".entry "))
+        else {
             continue;
         };
         let name = rest.split('(').next().unwrap_or_default().trim().to_string();
@@ -99,8 +100,11 @@ impl Manifest<'_> {
             .kernels
             .iter()
             .map(|k| {
-                let params: Vec<Value> =
-                    k.params.iter().map(|p| json!({"ptx_type": p.ptx_type, "size": p.size, "align": p.align})).collect();
+                let params: Vec<Value> = k
+                    .params
+                    .iter()
+                    .map(|p| json!({"ptx_type": p.ptx_type, "size": p.size, "align": p.align}))
+                    .collect();
                 let mut v = json!({"name": k.name, "params": params});
                 if let Some(r) = &k.resources {
                     v["resources"] = json!({
@@ -150,8 +154,11 @@ pub struct ManifestFile {
 
 impl ManifestFile {
     pub fn read(path: &Path) -> Result<ManifestFile, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading the kernels manifest {}", path.display()), e))?;
-        let bad = |what: &str| Error::new(ErrorKind::Config, format!("{} is not an oxide kernels manifest: {what}", path.display()));
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::io(format!("reading the kernels manifest {}", path.display()), e))?;
+        let bad = |what: &str| {
+            Error::new(ErrorKind::Config, format!("{} is not an oxide kernels manifest: {what}", path.display()))
+        };
         let v: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
         if v["format"].as_u64() != Some(1) {
             return Err(bad("unknown \"format\" (expected 1); regenerate it with this version of oxide"));
@@ -166,7 +173,15 @@ impl ManifestFile {
                 name: k["name"].as_str().unwrap_or_default().to_string(),
                 params: k["params"]
                     .as_array()
-                    .map(|ps| ps.iter().map(|p| Param { ptx_type: p["ptx_type"].as_str().unwrap_or_default().into(), size: u(p, "size"), align: u(p, "align") }).collect())
+                    .map(|ps| {
+                        ps.iter()
+                            .map(|p| Param {
+                                ptx_type: p["ptx_type"].as_str().unwrap_or_default().into(),
+                                size: u(p, "size"),
+                                align: u(p, "align"),
+                            })
+                            .collect()
+                    })
                     .unwrap_or_default(),
                 resources: k.get("resources").map(|r| KernelResources {
                     registers: u(r, "registers"),
@@ -177,7 +192,11 @@ impl ManifestFile {
                 }),
             })
             .collect();
-        let strings = |k: &str| -> Vec<String> { v[k].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default() };
+        let strings = |k: &str| -> Vec<String> {
+            v[k].as_array()
+                .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                .unwrap_or_default()
+        };
         Ok(ManifestFile {
             path: path.to_path_buf(),
             module: s("module")?,
@@ -185,7 +204,14 @@ impl ManifestFile {
             source_hash: s("source_hash")?,
             sources: v["sources"]
                 .as_array()
-                .map(|a| a.iter().map(|e| SourceEntry { path: e["path"].as_str().unwrap_or_default().into(), hash: e["hash"].as_str().unwrap_or_default().into() }).collect())
+                .map(|a| {
+                    a.iter()
+                        .map(|e| SourceEntry {
+                            path: e["path"].as_str().unwrap_or_default().into(),
+                            hash: e["hash"].as_str().unwrap_or_default().into(),
+                        })
+                        .collect()
+                })
                 .unwrap_or_default(),
             archs: strings("archs"),
             ptx: s("ptx")?,
@@ -196,7 +222,16 @@ impl ManifestFile {
             kernels,
             meta: v["meta"]
                 .as_object()
-                .map(|o| o.iter().map(|(k, a)| (k.clone(), a.as_array().map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default())).collect())
+                .map(|o| {
+                    o.iter()
+                        .map(|(k, a)| {
+                            (
+                                k.clone(),
+                                a.as_array().map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default(),
+                            )
+                        })
+                        .collect()
+                })
                 .unwrap_or_default(),
             toolchain: v["toolchain"].clone(),
         })
@@ -321,7 +356,10 @@ mod tests {
         assert_eq!(back.sources, sources);
         assert_eq!(back.cubins, vec![("sm_90".to_string(), "kernels.sm_90.cubin".to_string())]);
         assert_eq!(back.meta["__oxide_launch_bounds_k"], vec![128, 0]);
-        assert_eq!((back.module.as_str(), back.source_hash.as_str(), back.ptx.as_str()), ("kernels", "abcd", "kernels.ptx"));
+        assert_eq!(
+            (back.module.as_str(), back.source_hash.as_str(), back.ptx.as_str()),
+            ("kernels", "abcd", "kernels.ptx")
+        );
         std::fs::write(&path, "{}")?;
         let Err(err) = ManifestFile::read(&path) else { return Err("`{}` should not read as a manifest".into()) };
         assert!(err.to_string().contains("not an oxide kernels manifest"), "{err}");

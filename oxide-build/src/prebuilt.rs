@@ -62,7 +62,11 @@ pub fn stale_sources(file: &ManifestFile, manifest_dir: &Path) -> Vec<StaleSourc
         let path = manifest_dir.join(&entry.path);
         match std::fs::read(&path) {
             Ok(bytes) if manifest::content_hash(&bytes) == entry.hash => {}
-            Ok(bytes) => stale.push(StaleSource { path: entry.path.clone(), exists: true, kernels: kernels_in(&String::from_utf8_lossy(&bytes)) }),
+            Ok(bytes) => stale.push(StaleSource {
+                path: entry.path.clone(),
+                exists: true,
+                kernels: kernels_in(&String::from_utf8_lossy(&bytes)),
+            }),
             Err(_) => stale.push(StaleSource { path: entry.path.clone(), exists: false, kernels: Vec::new() }),
         }
     }
@@ -82,7 +86,11 @@ fn kernels_in(text: &str) -> Vec<String> {
             pending = true;
         }
         if pending {
-            if let Some(rest) = line.split("fn ").nth(1).filter(|_| line.starts_with("pub") || line.starts_with("fn") || line.contains(" fn ")) {
+            if let Some(rest) = line
+                .split("fn ")
+                .nth(1)
+                .filter(|_| line.starts_with("pub") || line.starts_with("fn") || line.contains(" fn "))
+            {
                 let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
                 if !name.is_empty() {
                     names.push(name);
@@ -125,7 +133,10 @@ pub(crate) fn consume(req: &Request<'_>) -> Result<Consumed, Error> {
         ));
     }
     let stale = stale_sources(&file, req.manifest_dir);
-    let current = manifest::source_entries(&file.sources.iter().map(|s| req.manifest_dir.join(&s.path)).collect::<Vec<_>>(), req.manifest_dir);
+    let current = manifest::source_entries(
+        &file.sources.iter().map(|s| req.manifest_dir.join(&s.path)).collect::<Vec<_>>(),
+        req.manifest_dir,
+    );
     let hash_ok = current.as_ref().map(|c| manifest::tree_hash(c) == file.source_hash).unwrap_or(false);
     if !stale.is_empty() || !hash_ok || file.sources.is_empty() {
         return Err(Error::new(ErrorKind::Config, stale_message(req, &stale, &refresh)));
@@ -135,7 +146,9 @@ pub(crate) fn consume(req: &Request<'_>) -> Result<Consumed, Error> {
     std::fs::create_dir_all(&out).map_err(|e| Error::io(format!("creating {}", out.display()), e))?;
     let copy = |name: &str| -> Result<PathBuf, Error> {
         let (from, to) = (req.dir.join(name), out.join(name));
-        let bytes = std::fs::read(&from).map_err(|e| Error::io(format!("reading prebuilt {} (listed in {})", from.display(), manifest_path.display()), e))?;
+        let bytes = std::fs::read(&from).map_err(|e| {
+            Error::io(format!("reading prebuilt {} (listed in {})", from.display(), manifest_path.display()), e)
+        })?;
         if std::fs::read(&to).ok().as_deref() != Some(&bytes[..]) {
             std::fs::write(&to, &bytes).map_err(|e| Error::io(format!("writing {}", to.display()), e))?;
         }
@@ -157,7 +170,8 @@ pub(crate) fn consume(req: &Request<'_>) -> Result<Consumed, Error> {
 fn stale_message(req: &Request<'_>, stale: &[StaleSource], refresh: &str) -> String {
     let mut lines = Vec::new();
     for s in stale {
-        let kernels = if s.kernels.is_empty() { String::new() } else { format!(" (kernels: {})", s.kernels.join(", ")) };
+        let kernels =
+            if s.kernels.is_empty() { String::new() } else { format!(" (kernels: {})", s.kernels.join(", ")) };
         lines.push(if s.exists { format!("changed: {}{kernels}", s.path) } else { format!("missing: {}", s.path) });
     }
     if lines.is_empty() {
@@ -175,7 +189,10 @@ fn stale_message(req: &Request<'_>, stale: &[StaleSource], refresh: &str) -> Str
 
 /// The cubins as the Rust expression `include!`d next to the PTX (`OXIDE_CUBINS`).
 pub(crate) fn cubins_expr(cubins: &[(String, PathBuf)]) -> String {
-    let entries: Vec<String> = cubins.iter().map(|(a, p)| format!("({a:?}, include_bytes!({:?}) as &[u8])", p.display().to_string())).collect();
+    let entries: Vec<String> = cubins
+        .iter()
+        .map(|(a, p)| format!("({a:?}, include_bytes!({:?}) as &[u8])", p.display().to_string()))
+        .collect();
     format!("&[{}]\n", entries.join(", "))
 }
 
@@ -187,7 +204,8 @@ pub fn export(out: &Output, dest: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut written = Vec::new();
     let mut copy = |from: &Path| -> Result<(), Error> {
         let to = dest.join(from.file_name().unwrap_or_default());
-        std::fs::copy(from, &to).map_err(|e| Error::io(format!("copying {} to {}", from.display(), to.display()), e))?;
+        std::fs::copy(from, &to)
+            .map_err(|e| Error::io(format!("copying {} to {}", from.display(), to.display()), e))?;
         written.push(to);
         Ok(())
     };
@@ -201,7 +219,8 @@ pub fn export(out: &Output, dest: &Path) -> Result<Vec<PathBuf>, Error> {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if name.starts_with(&format!("{module}.")) && name.ends_with(".cubin") && !written.contains(&e.path()) {
-                std::fs::remove_file(e.path()).map_err(|err| Error::io(format!("removing the old {}", e.path().display()), err))?;
+                std::fs::remove_file(e.path())
+                    .map_err(|err| Error::io(format!("removing the old {}", e.path().display()), err))?;
             }
         }
     }
@@ -222,7 +241,13 @@ mod tests {
     #[test]
     fn refresh_command_names_the_crate_and_a_non_default_dir() {
         let m = Path::new("/src/app");
-        assert_eq!(refresh_command(m, &m.join("kernels-prebuilt")), "cargo oxide build --manifest-path /src/app/Cargo.toml");
-        assert_eq!(refresh_command(m, &m.join("ptx")), "cargo oxide build --manifest-path /src/app/Cargo.toml --out /src/app/ptx");
+        assert_eq!(
+            refresh_command(m, &m.join("kernels-prebuilt")),
+            "cargo oxide build --manifest-path /src/app/Cargo.toml"
+        );
+        assert_eq!(
+            refresh_command(m, &m.join("ptx")),
+            "cargo oxide build --manifest-path /src/app/Cargo.toml --out /src/app/ptx"
+        );
     }
 }

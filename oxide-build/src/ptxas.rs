@@ -31,7 +31,10 @@ pub(crate) fn validate(ptxas: &Path, ptx: &Path, arch: &str, module: &str, cubin
     if !out.status.success() {
         return Err(Error::new(
             ErrorKind::Ptxas,
-            format!("ptxas rejected the PTX of kernels module `{module}` for {arch}:\n    {}\n  command: {command}", stderr.trim().replace('\n', "\n    ")),
+            format!(
+                "ptxas rejected the PTX of kernels module `{module}` for {arch}:\n    {}\n  command: {command}",
+                stderr.trim().replace('\n', "\n    ")
+            ),
         ));
     }
     Ok(Report { resources: parse_verbose(&stderr), command })
@@ -90,7 +93,10 @@ mod tests {
             \x20   0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
             ptxas info    : Used 10 registers, 380 bytes cmem[0]\n";
         let m = parse_verbose(text);
-        assert_eq!(m["reduce"], KernelResources { registers: 40, spill_stores: 8, spill_loads: 4, stack_frame: 16, shared_bytes: 1024 });
+        assert_eq!(
+            m["reduce"],
+            KernelResources { registers: 40, spill_stores: 8, spill_loads: 4, stack_frame: 16, shared_bytes: 1024 }
+        );
         assert_eq!(m["saxpy"], KernelResources { registers: 10, ..Default::default() });
     }
 }

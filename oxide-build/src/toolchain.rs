@@ -69,9 +69,7 @@ pub(crate) fn discover(env: &Env) -> Result<Toolchain, Error> {
         ));
     }
     let mut tried = Tried::default();
-    let found = explicit(env, &mut tried)?
-        .or_else(|| rustup(env, &mut tried))
-        .or_else(|| system(env, &mut tried));
+    let found = explicit(env, &mut tried)?.or_else(|| rustup(env, &mut tried)).or_else(|| system(env, &mut tried));
     let Some(rc) = found else {
         if let Some((what, fix)) = tried.without_src.first() {
             return Err(Error::new(
@@ -97,7 +95,10 @@ pub(crate) fn discover(env: &Env) -> Result<Toolchain, Error> {
     let ptxas = env.path("OXIDE_PTXAS").or_else(|| find_ptxas(env));
     if let Some(p) = &ptxas {
         if !is_executable(p) {
-            return Err(Error::new(ErrorKind::Config, format!("OXIDE_PTXAS={} is not an executable file", p.display())));
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("OXIDE_PTXAS={} is not an executable file", p.display()),
+            ));
         }
     }
     let libdevice = env.path("OXIDE_LIBDEVICE").or_else(|| find_libdevice(env, ptxas.as_deref()));
@@ -127,13 +128,25 @@ fn explicit(env: &Env, tried: &mut Tried) -> Result<Option<Rustc>, Error> {
         (Some(r), Some(c)) => (r, c),
         (Some(r), None) => {
             let c = sibling(&r, "cargo").ok_or_else(|| {
-                Error::new(ErrorKind::Config, format!("OXIDE_DEVICE_RUSTC={} is set but no cargo is next to it; set OXIDE_DEVICE_CARGO too", r.display()))
+                Error::new(
+                    ErrorKind::Config,
+                    format!(
+                        "OXIDE_DEVICE_RUSTC={} is set but no cargo is next to it; set OXIDE_DEVICE_CARGO too",
+                        r.display()
+                    ),
+                )
             })?;
             (r, c)
         }
         (None, Some(c)) => {
             let r = sibling(&c, "rustc").ok_or_else(|| {
-                Error::new(ErrorKind::Config, format!("OXIDE_DEVICE_CARGO={} is set but no rustc is next to it; set OXIDE_DEVICE_RUSTC too", c.display()))
+                Error::new(
+                    ErrorKind::Config,
+                    format!(
+                        "OXIDE_DEVICE_CARGO={} is set but no rustc is next to it; set OXIDE_DEVICE_RUSTC too",
+                        c.display()
+                    ),
+                )
             })?;
             (r, c)
         }
@@ -176,7 +189,10 @@ fn rustup(env: &Env, tried: &mut Tried) -> Option<Rustc> {
         }
         if !has_rust_src(&root) {
             tried.looked.push(format!("rustup toolchain {name}: no rust-src"));
-            tried.without_src.push((format!("rustup toolchain `{name}`"), format!("rustup component add rust-src --toolchain {name}")));
+            tried.without_src.push((
+                format!("rustup toolchain `{name}`"),
+                format!("rustup component add rust-src --toolchain {name}"),
+            ));
             continue;
         }
         match probe(env, rustc, cargo, format!("rustup toolchain {name}")) {
@@ -229,10 +245,8 @@ fn has_rust_src(sysroot: &Path) -> bool {
 fn probe(env: &Env, rustc: PathBuf, cargo: PathBuf, origin: String) -> Result<Rustc, Error> {
     let vv = run_capture(env, Command::new(&rustc).arg("-vV"))?;
     let version = vv.lines().next().unwrap_or("rustc (unknown version)").trim().to_string();
-    let llvm_major = vv
-        .lines()
-        .find_map(|l| l.strip_prefix("LLVM version:"))
-        .and_then(|v| v.trim().split('.').next()?.parse().ok());
+    let llvm_major =
+        vv.lines().find_map(|l| l.strip_prefix("LLVM version:")).and_then(|v| v.trim().split('.').next()?.parse().ok());
     let nightly = version.contains("-nightly") || version.contains("-dev");
     let sysroot = PathBuf::from(run_capture(env, Command::new(&rustc).args(["--print", "sysroot"]))?.trim());
     Ok(Rustc { rustc, cargo, origin, version, llvm_major, nightly, sysroot })
@@ -246,9 +260,9 @@ pub(crate) fn run_capture(env: &Env, cmd: &mut Command) -> Result<String, Error>
             cmd.env(key, v);
         }
     }
-    let out = cmd
-        .output()
-        .map_err(|e| Error::new(ErrorKind::ToolExec, format!("failed to run `{}`: {e}", crate::error::command_line(cmd))))?;
+    let out = cmd.output().map_err(|e| {
+        Error::new(ErrorKind::ToolExec, format!("failed to run `{}`: {e}", crate::error::command_line(cmd)))
+    })?;
     if !out.status.success() {
         return Err(Error::new(
             ErrorKind::ToolExec,
@@ -269,7 +283,9 @@ fn llvm_tools(env: &Env, rc: &Rustc) -> Result<LlvmTools, Error> {
     let explicit = ["OXIDE_LLC", "LLC_PATH", "CUDA_OXIDE_LLC"].iter().find_map(|k| env.path(k).map(|p| (*k, p)));
     let llc = match explicit {
         Some((_, p)) if is_executable(&p) => Some(p),
-        Some((var, p)) => return Err(Error::new(ErrorKind::Config, format!("{var}={} is not an executable file", p.display()))),
+        Some((var, p)) => {
+            return Err(Error::new(ErrorKind::Config, format!("{var}={} is not an executable file", p.display())))
+        }
         None => {
             let major = rc.llvm_major;
             // rustup's llvm-tools ship an llc of exactly rustc's LLVM.
@@ -284,7 +300,11 @@ fn llvm_tools(env: &Env, rc: &Rustc) -> Result<LlvmTools, Error> {
                 let m = major?;
                 env.which(&format!("llc-{m}"))
                     .or_else(|| {
-                        env.system_bins().iter().filter_map(|d| d.parent()).map(|p| p.join(format!("lib/llvm-{m}/bin/llc"))).find(|p| is_executable(p))
+                        env.system_bins()
+                            .iter()
+                            .filter_map(|d| d.parent())
+                            .map(|p| p.join(format!("lib/llvm-{m}/bin/llc")))
+                            .find(|p| is_executable(p))
                     })
                     .or_else(|| env.which("llc").filter(|p| llc_major(env, p) == Some(m)))
             })
@@ -397,7 +417,9 @@ pub(crate) fn doctor(env: &Env) -> Report {
     };
     let rc = found.as_ref().or(tried.partial.as_ref());
     match (&found, rc, &config_error) {
-        (_, _, Some(msg)) => check("device rustc", None, msg.clone(), Some("fix or unset the variable named above".into()), true),
+        (_, _, Some(msg)) => {
+            check("device rustc", None, msg.clone(), Some("fix or unset the variable named above".into()), true)
+        }
         (_, Some(rc), _) => check(
             "device rustc",
             Some(format!("{} ({}; cargo {})", rc.rustc.display(), rc.version, rc.cargo.display())),
@@ -417,7 +439,13 @@ pub(crate) fn doctor(env: &Env) -> Report {
         ),
     }
     match (&found, rc) {
-        (Some(rc), _) => check("rust-src", Some(rc.sysroot.join("lib/rustlib/src/rust/library").display().to_string()), String::new(), None, true),
+        (Some(rc), _) => check(
+            "rust-src",
+            Some(rc.sysroot.join("lib/rustlib/src/rust/library").display().to_string()),
+            String::new(),
+            None,
+            true,
+        ),
         (None, Some(rc)) => {
             let fix = tried.without_src.first().map(|(_, f)| f.clone());
             check("rust-src", None, format!("no library sources under {}", rc.sysroot.display()), fix, true)
@@ -425,16 +453,22 @@ pub(crate) fn doctor(env: &Env) -> Report {
         (None, None) => check("rust-src", None, "needs a device rustc first".into(), None, true),
     }
     let tools = rc.map(|rc| llvm_tools(env, rc));
-    let llvm_fix = rc.and_then(|rc| rc.llvm_major).map(|m| format!("apt-get install llvm-{m}   (or: rustup component add llvm-tools)"));
+    let llvm_fix = rc
+        .and_then(|rc| rc.llvm_major)
+        .map(|m| format!("apt-get install llvm-{m}   (or: rustup component add llvm-tools)"));
     let major = rc.and_then(|rc| rc.llvm_major).map(|m| m.to_string()).unwrap_or_else(|| "N".into());
     match &tools {
         Some(Ok((llc, opt, link))) => {
-            let tool = |name: &'static str, p: &Option<PathBuf>, why: &str, check: &mut dyn FnMut(&'static str, Option<String>, String, Option<String>, bool)| {
-                match p {
-                    Some(p) => check(name, Some(p.display().to_string()), String::new(), None, false),
-                    None => check(name, None, why.to_string(), llvm_fix.clone(), false),
-                }
-            };
+            let tool =
+                |name: &'static str,
+                 p: &Option<PathBuf>,
+                 why: &str,
+                 check: &mut dyn FnMut(&'static str, Option<String>, String, Option<String>, bool)| {
+                    match p {
+                        Some(p) => check(name, Some(p.display().to_string()), String::new(), None, false),
+                        None => check(name, None, why.to_string(), llvm_fix.clone(), false),
+                    }
+                };
             tool(
                 "llc",
                 llc,
@@ -442,7 +476,12 @@ pub(crate) fn doctor(env: &Env) -> Report {
                 &mut check,
             );
             tool("opt", opt, &format!("no opt-{major} next to llc (or OXIDE_OPT)"), &mut check);
-            tool("llvm-link", link, &format!("no llvm-link-{major} next to llc (or OXIDE_LLVM_LINK); needed to link libdevice"), &mut check);
+            tool(
+                "llvm-link",
+                link,
+                &format!("no llvm-link-{major} next to llc (or OXIDE_LLVM_LINK); needed to link libdevice"),
+                &mut check,
+            );
         }
         Some(Err(e)) => {
             check("llc", None, e.message.clone(), Some("fix or unset the variable named above".into()), false);
@@ -466,11 +505,18 @@ pub(crate) fn doctor(env: &Env) -> Report {
     }
     match env.path("OXIDE_LIBDEVICE").or_else(|| find_libdevice(env, ptxas.as_deref())) {
         Some(p) if p.is_file() => check("libdevice", Some(p.display().to_string()), String::new(), None, false),
-        Some(p) => check("libdevice", None, format!("OXIDE_LIBDEVICE={} does not exist", p.display()), Some(INSTALL_PTXAS.into()), false),
+        Some(p) => check(
+            "libdevice",
+            None,
+            format!("OXIDE_LIBDEVICE={} does not exist", p.display()),
+            Some(INSTALL_PTXAS.into()),
+            false,
+        ),
         None => check(
             "libdevice",
             None,
-            "no nvvm/libdevice/libdevice.10.bc next to ptxas or under CUDA_HOME: kernels use oxide's own no_std math".into(),
+            "no nvvm/libdevice/libdevice.10.bc next to ptxas or under CUDA_HOME: kernels use oxide's own no_std math"
+                .into(),
             Some(INSTALL_PTXAS.into()),
             false,
         ),
@@ -491,18 +537,28 @@ pub(crate) fn doctor(env: &Env) -> Report {
 
 /// The CUDA driver library, found the way the dynamic loader would (without loading it).
 fn find_libcuda(env: &Env) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = env.var_os("LD_LIBRARY_PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let mut dirs: Vec<PathBuf> =
+        env.var_os("LD_LIBRARY_PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     if let Some(root) = env.var("OXIDE_LIBCUDA_DIRS") {
         // Tests point this at a sandbox instead of the real system directories.
         dirs.extend(std::env::split_paths(&root));
     } else {
         if let Ok(out) = Command::new("ldconfig").arg("-p").output() {
             let text = String::from_utf8_lossy(&out.stdout);
-            if let Some(p) = text.lines().find(|l| l.trim_start().starts_with("libcuda.so.1 ")).and_then(|l| l.split("=> ").nth(1)) {
+            if let Some(p) =
+                text.lines().find(|l| l.trim_start().starts_with("libcuda.so.1 ")).and_then(|l| l.split("=> ").nth(1))
+            {
                 return Some(PathBuf::from(p.trim()));
             }
         }
-        for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/cuda/compat", "/usr/lib/wsl/lib"] {
+        for d in [
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+            "/usr/lib64",
+            "/usr/lib",
+            "/usr/local/cuda/compat",
+            "/usr/lib/wsl/lib",
+        ] {
             dirs.push(d.into());
         }
     }
@@ -576,7 +632,11 @@ mod tests {
     #[test]
     fn explicit_variables_win_and_are_probed() -> TestResult {
         let mut sb = Sandbox::new()?;
-        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", true)?;
+        sb.toolchain(
+            "home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu",
+            "rustc 1.97.0-nightly (abc 2026-11-01)",
+            true,
+        )?;
         let (rustc, cargo) = sb.toolchain("custom", "rustc 1.96.0 (x 2026-05-25)", true)?;
         sb.env.set("OXIDE_DEVICE_RUSTC", Some(rustc.clone().into()));
         let tc = discover(&sb.env)?;
@@ -594,7 +654,11 @@ mod tests {
     fn rustup_nightly_with_rust_src_is_preferred() -> TestResult {
         let sb = Sandbox::new()?;
         sb.toolchain("home/.rustup/toolchains/stable-x86_64-unknown-linux-gnu", "rustc 1.95.0 (x 2026-04-14)", true)?;
-        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", true)?;
+        sb.toolchain(
+            "home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu",
+            "rustc 1.97.0-nightly (abc 2026-11-01)",
+            true,
+        )?;
         sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true)?;
         let tc = discover(&sb.env)?;
         assert!(tc.rustc.to_string_lossy().contains("nightly"), "{}", tc.rustc.display());
@@ -678,10 +742,17 @@ mod tests {
     #[test]
     fn toolchain_without_rust_src_gets_the_component_fix() -> TestResult {
         let sb = Sandbox::new()?;
-        sb.toolchain("home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu", "rustc 1.97.0-nightly (abc 2026-11-01)", false)?;
+        sb.toolchain(
+            "home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu",
+            "rustc 1.97.0-nightly (abc 2026-11-01)",
+            false,
+        )?;
         let Err(err) = discover(&sb.env) else { return Err("discovery should fail".into()) };
         assert_eq!(err.kind(), ErrorKind::MissingRustSrc);
-        assert!(err.to_string().contains("rustup component add rust-src --toolchain nightly-x86_64-unknown-linux-gnu"), "{err}");
+        assert!(
+            err.to_string().contains("rustup component add rust-src --toolchain nightly-x86_64-unknown-linux-gnu"),
+            "{err}"
+        );
         Ok(())
     }
 

@@ -28,7 +28,8 @@ fn crate_with(name: &str, kernels: &str) -> (PathBuf, Build) {
 
 /// ptxas comes from OXIDE_PTXAS or PATH; CI sets OXIDE_REQUIRE_PTXAS so its absence fails.
 fn ptxas_available() -> bool {
-    let on_path = std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("ptxas").is_file()));
+    let on_path =
+        std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("ptxas").is_file()));
     let found = std::env::var_os("OXIDE_PTXAS").is_some() || on_path;
     if !found && std::env::var_os("OXIDE_REQUIRE_PTXAS").is_some() {
         panic!("OXIDE_REQUIRE_PTXAS is set but no ptxas was found; run ci/setup.sh or set OXIDE_PTXAS");
@@ -94,11 +95,17 @@ fn no_device_toolchain_names_what_was_looked_for_and_the_install_command() {
     let (dir, mut b) = crate_with("no_toolchain", "pub fn nothing() {}\n");
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    b.isolated_env().env_override("PATH", Some(empty.to_str().unwrap())).env_override("HOME", Some(empty.to_str().unwrap())).system_bins(&[&empty]);
+    b.isolated_env()
+        .env_override("PATH", Some(empty.to_str().unwrap()))
+        .env_override("HOME", Some(empty.to_str().unwrap()))
+        .system_bins(&[&empty]);
     let err = b.try_compile().unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ToolchainNotFound, "{err}");
     let msg = err.to_string();
-    assert!(msg.contains("looked for:") && msg.contains("rustup toolchain install nightly --component rust-src,llvm-tools"), "{msg}");
+    assert!(
+        msg.contains("looked for:") && msg.contains("rustup toolchain install nightly --component rust-src,llvm-tools"),
+        "{msg}"
+    );
     assert!(msg.contains("apt-get install rustc-web cargo-web rust-web-src llvm-22"), "{msg}");
 }
 

@@ -248,7 +248,9 @@ impl Attr {
     /// `launch_bounds(256[, 2])`, `name = "sym"`, `instantiate(f32, (f64, u32))`, comma separated.
     fn parse(&mut self, input: syn::parse::ParseStream<'_>) -> syn::Result<()> {
         while !input.is_empty() {
-            let key: Ident = input.parse().map_err(|e| Error::new(e.span(), format!("expected a `#[kernel]` option; {ATTR_HINT}")))?;
+            let key: Ident = input
+                .parse()
+                .map_err(|e| Error::new(e.span(), format!("expected a `#[kernel]` option; {ATTR_HINT}")))?;
             if key == "launch_bounds" {
                 self.launch_bounds = Some(parse_launch_bounds(&key, input)?);
             } else if key == "block" {
@@ -279,7 +281,10 @@ impl Attr {
                     self.instantiate.push(Instance { types, tokens, span });
                 }
                 if self.instantiate.is_empty() {
-                    return Err(Error::new(paren.span.join(), "`instantiate()` lists no types; hint: `#[kernel(instantiate(f32, f64))]`"));
+                    return Err(Error::new(
+                        paren.span.join(),
+                        "`instantiate()` lists no types; hint: `#[kernel(instantiate(f32, f64))]`",
+                    ));
                 }
             } else {
                 return Err(Error::new(key.span(), format!("unknown `#[kernel]` option `{key}`; {ATTR_HINT}")));
@@ -294,7 +299,11 @@ impl Attr {
 
 /// `key(a, b, ..)`: the comma-separated expressions and the parentheses' span; `missing` is
 /// the error (on `key`) when no parentheses follow.
-fn parenthesized_exprs(key: &Ident, input: syn::parse::ParseStream<'_>, missing: &str) -> syn::Result<(Vec<syn::Expr>, proc_macro2::extra::DelimSpan)> {
+fn parenthesized_exprs(
+    key: &Ident,
+    input: syn::parse::ParseStream<'_>,
+    missing: &str,
+) -> syn::Result<(Vec<syn::Expr>, proc_macro2::extra::DelimSpan)> {
     if !input.peek(syn::token::Paren) {
         return Err(Error::new(key.span(), missing));
     }
@@ -306,7 +315,8 @@ fn parenthesized_exprs(key: &Ident, input: syn::parse::ParseStream<'_>, missing:
 
 fn parse_block(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<BlockShape> {
     const HINT: &str = "hint: `#[kernel(block(256))]` or `#[kernel(block(32, 8))]`";
-    let (exprs, paren) = parenthesized_exprs(key, input, &format!("`block` needs the block's extents in parentheses; {HINT}"))?;
+    let (exprs, paren) =
+        parenthesized_exprs(key, input, &format!("`block` needs the block's extents in parentheses; {HINT}"))?;
     if exprs.is_empty() || exprs.len() > 3 {
         return Err(Error::new(paren.join(), format!("`block(..)` takes one to three extents (x, y, z); {HINT}")));
     }
@@ -318,12 +328,18 @@ fn parse_block(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<B
     for (i, e) in exprs.iter().enumerate() {
         literals[i] = literal(e);
         if literals[i].is_some_and(|v| !(1..=1024).contains(&v)) {
-            return Err(Error::new(e.span(), format!("a block extent must be in 1..=1024, found `{}`; {HINT}", crate::valid::show(e))));
+            return Err(Error::new(
+                e.span(),
+                format!("a block extent must be in 1..=1024, found `{}`; {HINT}", crate::valid::show(e)),
+            ));
         }
     }
     if let [Some(x), Some(y), Some(z)] = literals {
         if x * y * z > 1024 {
-            return Err(Error::new(paren.join(), format!("`block(..)` of {} threads: a block has at most 1024; {HINT}", x * y * z)));
+            return Err(Error::new(
+                paren.join(),
+                format!("`block(..)` of {} threads: a block has at most 1024; {HINT}", x * y * z),
+            ));
         }
     }
     let one: syn::Expr = syn::parse_quote!(1);
@@ -333,16 +349,22 @@ fn parse_block(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<B
 
 fn parse_launch_bounds(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<LaunchBounds> {
     const HINT: &str = "hint: `#[kernel(launch_bounds(256))]` or `#[kernel(launch_bounds(256, 2))]`";
-    let (nums, paren) = parenthesized_exprs(key, input, &format!("`launch_bounds` needs the maximum threads per block in parentheses; {HINT}"))?;
+    let (nums, paren) = parenthesized_exprs(
+        key,
+        input,
+        &format!("`launch_bounds` needs the maximum threads per block in parentheses; {HINT}"),
+    )?;
     let mut vals = Vec::new();
     for n in &nums {
         match n {
-            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => vals.push((i.base10_parse::<u32>()?, i.span())),
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
+                vals.push((i.base10_parse::<u32>()?, i.span()))
+            }
             other => {
-                return Err(Error::new(other.span(), format!(
-                    "`launch_bounds` takes integer literals, found `{}`; {HINT}",
-                    crate::valid::show(other)
-                )))
+                return Err(Error::new(
+                    other.span(),
+                    format!("`launch_bounds` takes integer literals, found `{}`; {HINT}", crate::valid::show(other)),
+                ))
             }
         }
     }
@@ -350,12 +372,16 @@ fn parse_launch_bounds(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::
         [(max, _)] | [(max, _), _] if (1..=1024).contains(max) => {
             Ok(LaunchBounds { max_threads: *max, min_blocks: vals.get(1).map_or(0, |v| v.0) })
         }
-        [(max, span)] | [(max, span), _] => Err(Error::new(*span, format!(
-            "`launch_bounds({max})`: the maximum threads per block must be in 1..=1024; {HINT}"
-        ))),
-        _ => Err(Error::new(paren.join(), format!(
+        [(max, span)] | [(max, span), _] => Err(Error::new(
+            *span,
+            format!("`launch_bounds({max})`: the maximum threads per block must be in 1..=1024; {HINT}"),
+        )),
+        _ => Err(Error::new(
+            paren.join(),
+            format!(
             "`launch_bounds(..)` takes the maximum threads per block and optionally the minimum blocks per SM; {HINT}"
-        ))),
+        ),
+        )),
     }
 }
 
@@ -369,7 +395,9 @@ mod tests {
 
     #[test]
     fn classifies_arguments() {
-        let item: ItemFn = syn::parse_quote!(fn k(a: f32, x: &[u32], y: DisjointSlice<f64>, z: &mut [f32], (p, q): (f32, f32)) {});
+        let item: ItemFn = syn::parse_quote!(
+            fn k(a: f32, x: &[u32], y: DisjointSlice<f64>, z: &mut [f32], (p, q): (f32, f32)) {}
+        );
         let k = kernel(TokenStream::new(), &item);
         let kinds: Vec<&str> = k
             .args
@@ -387,7 +415,9 @@ mod tests {
 
     #[test]
     fn parses_all_options() {
-        let item: ItemFn = syn::parse_quote!(fn scale<T>(a: T, x: &[T], y: DisjointSlice<T>) {});
+        let item: ItemFn = syn::parse_quote!(
+            fn scale<T>(a: T, x: &[T], y: DisjointSlice<T>) {}
+        );
         let k = kernel(quote::quote!(launch_bounds(128, 4), name = "scl", instantiate(f32, f64)), &item);
         assert!(k.attr_errors.is_empty());
         let lb = k.launch_bounds.as_ref().map(|b| (b.max_threads, b.min_blocks));
@@ -403,7 +433,9 @@ mod tests {
 
     #[test]
     fn tuple_instances_name_every_type() {
-        let item: ItemFn = syn::parse_quote!(fn k<A, B>(a: A, b: &[B]) {});
+        let item: ItemFn = syn::parse_quote!(
+            fn k<A, B>(a: A, b: &[B]) {}
+        );
         let k = kernel(quote::quote!(instantiate((f32, u32))), &item);
         let c = k.concrete();
         assert_eq!(c[0].export, "k_f32_u32");
@@ -412,8 +444,16 @@ mod tests {
 
     #[test]
     fn bad_launch_bounds_are_reported() {
-        let item: ItemFn = syn::parse_quote!(fn k() {});
-        for attr in [quote::quote!(launch_bounds(0)), quote::quote!(launch_bounds(2048)), quote::quote!(launch_bounds), quote::quote!(launch_bounds(1, 2, 3)), quote::quote!(bounds(3))] {
+        let item: ItemFn = syn::parse_quote!(
+            fn k() {}
+        );
+        for attr in [
+            quote::quote!(launch_bounds(0)),
+            quote::quote!(launch_bounds(2048)),
+            quote::quote!(launch_bounds),
+            quote::quote!(launch_bounds(1, 2, 3)),
+            quote::quote!(bounds(3)),
+        ] {
             let k = kernel(attr.clone(), &item);
             assert_eq!(k.attr_errors.len(), 1, "{attr}");
         }

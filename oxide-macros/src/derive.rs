@@ -133,14 +133,16 @@ fn read_record(path: &std::path::Path, record: &str) -> Result<Option<Vec<u64>>,
     let text = std::fs::read_to_string(path).map_err(|e| {
         format!("cannot read the oxide manifest {} (OXIDE_MANIFEST): {e}; hint: rebuild so the build script writes it again", path.display())
     })?;
-    let json: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("the oxide manifest {} is not valid JSON: {e}; hint: rebuild so the build script writes it again", path.display()))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "the oxide manifest {} is not valid JSON: {e}; hint: rebuild so the build script writes it again",
+            path.display()
+        )
+    })?;
     let Some(values) = json.get("meta").and_then(|m| m.get(record)) else { return Ok(None) };
-    values
-        .as_array()
-        .and_then(|a| a.iter().map(|v| v.as_u64()).collect::<Option<Vec<u64>>>())
-        .map(Some)
-        .ok_or_else(|| format!("the layout record `{record}` in {} is not a list of integers; hint: rebuild", path.display()))
+    values.as_array().and_then(|a| a.iter().map(|v| v.as_u64()).collect::<Option<Vec<u64>>>()).map(Some).ok_or_else(
+        || format!("the layout record `{record}` in {} is not a list of integers; hint: rebuild", path.display()),
+    )
 }
 
 fn check(input: &DeriveInput) -> Result<(), Error> {
@@ -157,7 +159,10 @@ fn check(input: &DeriveInput) -> Result<(), Error> {
             None
         }
         Data::Union(u) => {
-            err(at(&u.union_token), format!("union `{name}` cannot derive `KernelArg`; hint: use a `#[repr(C)]` struct"));
+            err(
+                at(&u.union_token),
+                format!("union `{name}` cannot derive `KernelArg`; hint: use a `#[repr(C)]` struct"),
+            );
             None
         }
     };
@@ -184,9 +189,12 @@ fn check(input: &DeriveInput) -> Result<(), Error> {
             Some(_) => "its `#[repr(..)]` lacks `C`",
             None => "it has Rust's default layout, which may differ between host and GPU",
         };
-        err(repr_attr.map_or_else(|| at(name), at), format!(
+        err(
+            repr_attr.map_or_else(|| at(name), at),
+            format!(
             "`{name}` must be `#[repr(C)]` to derive `KernelArg`: {found}; hint: add `#[repr(C)]` above `struct {name}`"
-        ));
+        ),
+        );
     }
 
     for g in &input.generics.params {
@@ -228,22 +236,62 @@ mod tests {
 
     #[test]
     fn accepts_repr_c_plain_data() {
-        assert!(errors(syn::parse_quote!(#[repr(C)] struct P { a: f32, b: [u32; 4], c: usize, d: Inner })).is_empty());
-        assert!(errors(syn::parse_quote!(#[derive(Clone)] #[repr(C, align(16))] struct P(f64, i8);)).is_empty());
+        assert!(errors(syn::parse_quote!(
+            #[repr(C)]
+            struct P {
+                a: f32,
+                b: [u32; 4],
+                c: usize,
+                d: Inner,
+            }
+        ))
+        .is_empty());
+        assert!(errors(syn::parse_quote!(
+            #[derive(Clone)]
+            #[repr(C, align(16))]
+            struct P(f64, i8);
+        ))
+        .is_empty());
     }
 
     #[test]
     fn rejects_bad_structs_with_all_errors() {
-        let e = errors(syn::parse_quote!(#[repr(transparent)] struct P<T> { a: &'static f32, b: bool, c: *const u8, d: Vec<T>, e: (u8, u8), f: [char; 2] }));
-        let want = ["lacks `C`", "generic parameter `T`", "field `a`", "field `b`", "field `c`", "field `d`", "field `e`", "field `f`"];
+        let e = errors(syn::parse_quote!(
+            #[repr(transparent)]
+            struct P<T> {
+                a: &'static f32,
+                b: bool,
+                c: *const u8,
+                d: Vec<T>,
+                e: (u8, u8),
+                f: [char; 2],
+            }
+        ));
+        let want = [
+            "lacks `C`",
+            "generic parameter `T`",
+            "field `a`",
+            "field `b`",
+            "field `c`",
+            "field `d`",
+            "field `e`",
+            "field `f`",
+        ];
         assert_eq!(e.len(), want.len(), "{e:#?}");
         for (e, w) in e.iter().zip(want) {
             assert!(e.contains(w) && e.contains("hint: "), "{e} lacks {w}");
         }
-        let e = errors(syn::parse_quote!(struct U;));
+        let e = errors(syn::parse_quote!(
+            struct U;
+        ));
         assert_eq!(e.len(), 2, "{e:#?}");
         assert!(e[0].contains("default layout") && e[1].contains("no fields"), "{e:#?}");
-        let e = errors(syn::parse_quote!(#[repr(C)] enum E { A }));
+        let e = errors(syn::parse_quote!(
+            #[repr(C)]
+            enum E {
+                A,
+            }
+        ));
         assert!(e.len() == 1 && e[0].contains("enum `E`"), "{e:#?}");
     }
 

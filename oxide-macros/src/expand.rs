@@ -39,7 +39,10 @@ fn block_assertions(k: &Kernel<'_>) -> Option<TokenStream> {
     let b = k.block.as_ref()?;
     let [x, y, z] = &b.extents;
     let dims = k.dims;
-    let size = format!("#[kernel(block(..))] of `{}`: every extent must be at least 1 and a block has at most 1024 threads", k.name);
+    let size = format!(
+        "#[kernel(block(..))] of `{}`: every extent must be at least 1 and a block has at most 1024 threads",
+        k.name
+    );
     let beyond = format!("#[kernel(block(..))] of `{}`: an extent beyond `dims = {dims}` must be 1", k.name);
     Some(quote_spanned! {b.span=>
         #[allow(clippy::unnecessary_cast)]

@@ -39,30 +39,43 @@ pub fn check(k: &Kernel<'_>) -> Result<(), Error> {
     let sig = &k.item.sig;
 
     if let Some(a) = &sig.asyncness {
-        err(at(&a), "a kernel cannot be `async`; hint: remove `async`, a kernel runs to completion on every thread".into());
+        err(
+            at(&a),
+            "a kernel cannot be `async`; hint: remove `async`, a kernel runs to completion on every thread".into(),
+        );
     }
     if let Some(c) = &sig.constness {
         err(at(&c), "a kernel cannot be `const fn`; hint: remove `const`".into());
     }
     if let Some(abi) = &sig.abi {
-        err(at(&abi), "a kernel must not name an ABI; hint: remove the `extern`, `#[kernel]` generates the `ptx-kernel` entry".into());
+        err(
+            at(&abi),
+            "a kernel must not name an ABI; hint: remove the `extern`, `#[kernel]` generates the `ptx-kernel` entry"
+                .into(),
+        );
     }
     if let Some(v) = &sig.variadic {
         err(at(&v), "a kernel cannot be variadic; hint: pass a slice instead".into());
     }
     if let ReturnType::Type(_, ty) = &sig.output {
         if !matches!(&**ty, Type::Tuple(t) if t.elems.is_empty()) {
-            err(at(&ty), format!(
-                "a kernel returns nothing, found `-> {}`; hint: write results into a `DisjointSlice<T>` argument",
-                show(ty)
-            ));
+            err(
+                at(&ty),
+                format!(
+                    "a kernel returns nothing, found `-> {}`; hint: write results into a `DisjointSlice<T>` argument",
+                    show(ty)
+                ),
+            );
         }
     }
     if !is_symbol(&k.export) {
-        err(k.export_span.into(), format!(
-            "`{}` is not a valid kernel symbol; hint: use letters, digits and `_`, not starting with a digit",
-            k.export
-        ));
+        err(
+            k.export_span.into(),
+            format!(
+                "`{}` is not a valid kernel symbol; hint: use letters, digits and `_`, not starting with a digit",
+                k.export
+            ),
+        );
     }
 
     if let Some(b) = &k.block {
@@ -101,7 +114,10 @@ pub fn check(k: &Kernel<'_>) -> Result<(), Error> {
         err(at(&wc), "a `where` clause on a non-generic kernel has nothing to constrain; hint: remove it".into());
     }
     if let (Some(span), 0) = (k.instantiate_span, type_params) {
-        err(span.into(), "`instantiate(..)` is only for generic kernels and this one has no type parameters; hint: remove it".into());
+        err(
+            span.into(),
+            "`instantiate(..)` is only for generic kernels and this one has no type parameters; hint: remove it".into(),
+        );
     }
     if type_params > 0 {
         for inst in &k.instantiate {
@@ -125,20 +141,26 @@ pub fn check(k: &Kernel<'_>) -> Result<(), Error> {
     }
     for input in &sig.inputs {
         if let FnArg::Receiver(r) = input {
-            err(at(&r), format!(
-                "a kernel cannot take `{}`; hint: make it a free function in the kernels module",
-                show(r)
-            ));
+            err(
+                at(&r),
+                format!("a kernel cannot take `{}`; hint: make it a free function in the kernels module", show(r)),
+            );
         }
     }
     for arg in &k.args {
         let name = arg.ident.to_string();
         if arg.user_named && RESERVED.contains(&name.as_str()) {
-            err(at(&arg.ident), format!(
+            err(
+                at(&arg.ident),
+                format!(
                 "argument name `{name}` is taken by the generated launcher's own parameter; hint: rename the argument"
-            ));
+            ),
+            );
         } else if arg.user_named && name.to_ascii_lowercase().starts_with("__oxide") {
-            err(at(&arg.ident), format!("argument name `{name}` is reserved for generated code; hint: rename the argument"));
+            err(
+                at(&arg.ident),
+                format!("argument name `{name}` is reserved for generated code; hint: rename the argument"),
+            );
         }
         check_arg(&arg.ty, &arg.kind, &mut err);
     }
@@ -160,7 +182,8 @@ pub fn combine(errors: Vec<Error>) -> Result<(), Error> {
 
 fn is_symbol(s: &str) -> bool {
     let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
@@ -305,10 +328,22 @@ mod tests {
 
     #[test]
     fn valid_kernels_pass() {
-        assert!(errors(TokenStream::new(), syn::parse_quote!(pub fn k(a: f32, x: &[f32], y: DisjointSlice<f32>) {})).is_empty());
+        assert!(errors(
+            TokenStream::new(),
+            syn::parse_quote!(
+                pub fn k(a: f32, x: &[f32], y: DisjointSlice<f32>) {}
+            )
+        )
+        .is_empty());
         assert!(errors(
             quote::quote!(instantiate(f32, f64)),
-            syn::parse_quote!(pub fn k<T: Copy>(a: T, x: &'_ [T], y: DisjointSlice<'_, T>) where T: Default {})
+            syn::parse_quote!(
+                pub fn k<T: Copy>(a: T, x: &'_ [T], y: DisjointSlice<'_, T>)
+                where
+                    T: Default,
+                {
+                }
+            )
         )
         .is_empty());
     }
@@ -317,10 +352,14 @@ mod tests {
     fn all_errors_of_one_item_are_collected() {
         let e = errors(
             quote::quote!(launch_bounds(4096)),
-            syn::parse_quote!(async fn k(grid: u32, x: &mut [f32], s: String, b: bool) -> u32 {}),
+            syn::parse_quote!(
+                async fn k(grid: u32, x: &mut [f32], s: String, b: bool) -> u32 {}
+            ),
         );
         assert_eq!(e.len(), 7, "{e:#?}");
-        for (e, want) in e.iter().zip(["launch_bounds(4096)", "`async`", "`-> u32`", "`grid`", "`&mut [f32]`", "`String`", "`bool`"]) {
+        for (e, want) in
+            e.iter().zip(["launch_bounds(4096)", "`async`", "`-> u32`", "`grid`", "`&mut [f32]`", "`String`", "`bool`"])
+        {
             assert!(e.contains(want), "{e} lacks {want}");
         }
         assert!(e.iter().all(|e| e.contains("hint: ")), "{e:#?}");
@@ -328,28 +367,69 @@ mod tests {
 
     #[test]
     fn generic_rules() {
-        let e = errors(TokenStream::new(), syn::parse_quote!(fn k<T>(a: T) {}));
+        let e = errors(
+            TokenStream::new(),
+            syn::parse_quote!(
+                fn k<T>(a: T) {}
+            ),
+        );
         assert!(e.len() == 1 && e[0].contains("instantiate(f32, f64)"), "{e:?}");
-        let e = errors(quote::quote!(instantiate(f32)), syn::parse_quote!(fn k(a: f32) {}));
+        let e = errors(
+            quote::quote!(instantiate(f32)),
+            syn::parse_quote!(
+                fn k(a: f32) {}
+            ),
+        );
         assert!(e.len() == 1 && e[0].contains("only for generic kernels"), "{e:?}");
-        let e = errors(quote::quote!(instantiate(f32, [u8; 2])), syn::parse_quote!(fn k<T>(a: T) {}));
+        let e = errors(
+            quote::quote!(instantiate(f32, [u8; 2])),
+            syn::parse_quote!(
+                fn k<T>(a: T) {}
+            ),
+        );
         assert!(e.len() == 1 && e[0].contains("`[u8; 2]`"), "{e:?}");
-        let e = errors(quote::quote!(instantiate((f32, u32))), syn::parse_quote!(fn k<T>(a: T) {}));
+        let e = errors(
+            quote::quote!(instantiate((f32, u32))),
+            syn::parse_quote!(
+                fn k<T>(a: T) {}
+            ),
+        );
         assert!(e.len() == 1 && e[0].contains("2 type(s) for 1"), "{e:?}");
-        let e = errors(TokenStream::new(), syn::parse_quote!(fn k<const N: usize>(a: [f32; N]) {}));
+        let e = errors(
+            TokenStream::new(),
+            syn::parse_quote!(
+                fn k<const N: usize>(a: [f32; N]) {}
+            ),
+        );
         assert!(e.len() == 1 && e[0].contains("`const N: usize`"), "{e:?}");
     }
 
     #[test]
     fn symbol_names_are_checked() {
-        let e = errors(quote::quote!(name = "9lives"), syn::parse_quote!(fn k() {}));
+        let e = errors(
+            quote::quote!(name = "9lives"),
+            syn::parse_quote!(
+                fn k() {}
+            ),
+        );
         assert!(e.len() == 1 && e[0].contains("`9lives`"), "{e:?}");
-        assert!(errors(quote::quote!(name = "my_k2"), syn::parse_quote!(fn k() {})).is_empty());
+        assert!(errors(
+            quote::quote!(name = "my_k2"),
+            syn::parse_quote!(
+                fn k() {}
+            )
+        )
+        .is_empty());
     }
 
     #[test]
     fn device_lifetimes_are_rejected() {
-        let e = errors(TokenStream::new(), syn::parse_quote!(fn k(x: &'static [f32], y: DisjointSlice<'static, f32>) {}));
+        let e = errors(
+            TokenStream::new(),
+            syn::parse_quote!(
+                fn k(x: &'static [f32], y: DisjointSlice<'static, f32>) {}
+            ),
+        );
         assert_eq!(e.len(), 2, "{e:?}");
         assert!(e.iter().all(|e| e.contains("`'static`")), "{e:?}");
     }

@@ -17,9 +17,9 @@ mod dim;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod host;
 
+pub use arg::KernelArg;
 pub use dim::{Dim3, LaunchConfig};
 pub use oxide_macros::kernel;
-pub use arg::KernelArg;
 pub use oxide_macros::KernelArg;
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -56,8 +56,8 @@ pub struct EmbeddedModule {
 /// Re-exports used by code that `#[kernel]` generates. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::device::DisjointSlice;
     pub use crate::device::slice::OutputSlice;
+    pub use crate::device::DisjointSlice;
 
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::nvptx::{assume_block, assume_dims, handle_panic};
@@ -66,7 +66,15 @@ pub mod __private {
     #[cfg(not(target_arch = "nvptx64"))]
     pub fn check_dims(kernel: &'static str, dims: u8, cfg: &crate::LaunchConfig) -> Result<(), crate::Error> {
         let (g, b) = (cfg.grid, cfg.block);
-        let used = |d: crate::Dim3| if d.z != 1 { 3 } else if d.y != 1 { 2 } else { 1 };
+        let used = |d: crate::Dim3| {
+            if d.z != 1 {
+                3
+            } else if d.y != 1 {
+                2
+            } else {
+                1
+            }
+        };
         let n = used(g).max(used(b));
         if n > dims {
             return Err(crate::Error::InvalidLaunch {
@@ -94,9 +102,9 @@ pub mod __private {
         }
         Ok(())
     }
-    pub use crate::arg::{assert_kernel_arg, KernelArg};
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::arg::push_value;
+    pub use crate::arg::{assert_kernel_arg, KernelArg};
 
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::host::__private::*;

@@ -40,7 +40,8 @@ impl Bench {
     /// A `extern "C" __global__` function of the nvcc-compiled twin `<name>.ptx`.
     pub fn twin(&self, file: &str, function: &str) -> Res<(Arc<CudaModule>, CudaFunction)> {
         let path = self.twins.join(format!("{file}.ptx"));
-        let ptx = std::fs::read_to_string(&path).map_err(|e| format!("reading twin {}: {e} (run bench/gpu/run.sh)", path.display()))?;
+        let ptx = std::fs::read_to_string(&path)
+            .map_err(|e| format!("reading twin {}: {e} (run bench/gpu/run.sh)", path.display()))?;
         let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
         let f = module.load_function(function)?;
         Ok((module, f))

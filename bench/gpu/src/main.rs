@@ -19,13 +19,17 @@ fn main() {
 fn run() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let twins = opt("--twins").ok_or("usage: oxide-bench-gpu --twins <dir of nvcc PTX> [--csv file] [--only kernel]")?;
+    let twins =
+        opt("--twins").ok_or("usage: oxide-bench-gpu --twins <dir of nvcc PTX> [--csv file] [--only kernel]")?;
     let gpu = oxide_rt::host::Gpu::new(0)?;
     let bench = Bench { ctx: gpu.ctx.clone(), stream: gpu.stream.clone(), twins: twins.into(), warmup: 5, iters: 51 };
     println!("GPU: {}", gpu.describe());
 
     let ceiling = copy_ceiling(&bench)?;
-    println!("device copy ceiling: {ceiling:.0} GB/s (bytes read + written, 1 GiB dtod copy, median of {})", bench.iters);
+    println!(
+        "device copy ceiling: {ceiling:.0} GB/s (bytes read + written, 1 GiB dtod copy, median of {})",
+        bench.iters
+    );
 
     if opt("--only").is_none() || opt("--only").as_deref() == Some("launch") {
         let o = launch::measure(&bench)?;
@@ -49,24 +53,51 @@ fn run() -> Res<()> {
     let mut table = String::new();
     let _ = writeln!(table, "| kernel | size | oxide ms | CUDA C++ ms | oxide / CUDA | oxide throughput | of ceiling | reference | max abs error |");
     let _ = writeln!(table, "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |");
-    let mut csv = String::from("kernel,size,oxide_ms,cuda_ms,ratio,throughput,unit,fraction_of_ceiling,reference,reference_ms,max_abs_error\n");
+    let mut csv = String::from(
+        "kernel,size,oxide_ms,cuda_ms,ratio,throughput,unit,fraction_of_ceiling,reference,reference_ms,max_abs_error\n",
+    );
     for r in &rows {
         let (tp, unit) = r.throughput();
         let frac = match r.work {
             Work::Bytes(_) => format!("{:.2}", tp / ceiling),
             Work::Flops(_) => "-".into(),
         };
-        let reference = r.reference.as_ref().map(|(n, ms)| format!("{n} {ms:.3} ms (oxide/{n} time = {:.2}, oxide = {:.2} of {n})", r.oxide_ms / ms, ms / r.oxide_ms)).unwrap_or_else(|| "-".into());
+        let reference = r
+            .reference
+            .as_ref()
+            .map(|(n, ms)| {
+                format!(
+                    "{n} {ms:.3} ms (oxide/{n} time = {:.2}, oxide = {:.2} of {n})",
+                    r.oxide_ms / ms,
+                    ms / r.oxide_ms
+                )
+            })
+            .unwrap_or_else(|| "-".into());
         let _ = writeln!(
             table,
             "| {} | {} | {:.3} | {:.3} | {:.3} | {tp:.1} {unit} | {frac} | {reference} | {:.2e} |",
-            r.kernel, r.size, r.oxide_ms, r.cuda_ms, r.ratio(), r.max_error
+            r.kernel,
+            r.size,
+            r.oxide_ms,
+            r.cuda_ms,
+            r.ratio(),
+            r.max_error
         );
         let (rn, rms) = r.reference.as_ref().map(|(n, ms)| (n.clone(), format!("{ms:.4}"))).unwrap_or_default();
-        let _ = writeln!(csv, "{},{},{:.4},{:.4},{:.4},{tp:.2},{unit},{frac},{rn},{rms},{:.3e}", r.kernel, r.size, r.oxide_ms, r.cuda_ms, r.ratio(), r.max_error);
+        let _ = writeln!(
+            csv,
+            "{},{},{:.4},{:.4},{:.4},{tp:.2},{unit},{frac},{rn},{rms},{:.3e}",
+            r.kernel,
+            r.size,
+            r.oxide_ms,
+            r.cuda_ms,
+            r.ratio(),
+            r.max_error
+        );
     }
     let geomean = (rows.iter().map(|r| r.ratio().ln()).sum::<f64>() / rows.len().max(1) as f64).exp();
-    let worst = rows.iter().map(|r| (r.ratio(), r.kernel.as_str())).fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
+    let worst =
+        rows.iter().map(|r| (r.ratio(), r.kernel.as_str())).fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
     println!("\n{table}");
     println!("geometric mean oxide / CUDA C++ time: {geomean:.3}; worst: {} at {:.3}", worst.1, worst.0);
     if let Some(path) = opt("--csv") {

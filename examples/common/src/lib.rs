@@ -85,7 +85,12 @@ pub fn run_timed<P, O>(
 
 /// Exact comparison: `Err` names the length mismatch or the first element where `same` fails
 /// (`what` names an element, e.g. "element" or "bin").
-pub fn compare_exact<T: std::fmt::Display>(got: &[T], want: &[T], what: &str, same: impl Fn(&T, &T) -> bool) -> Result<(), String> {
+pub fn compare_exact<T: std::fmt::Display>(
+    got: &[T],
+    want: &[T],
+    what: &str,
+    same: impl Fn(&T, &T) -> bool,
+) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("length {} != {}", got.len(), want.len()));
     }
@@ -114,7 +119,9 @@ pub fn run_main(body: impl FnOnce(Backend, Option<&Gpu>) -> Result<(), Box<dyn E
     }
 }
 
-fn select_and_run(body: impl FnOnce(Backend, Option<&Gpu>) -> Result<(), Box<dyn Error>>) -> Result<(), Box<dyn Error>> {
+fn select_and_run(
+    body: impl FnOnce(Backend, Option<&Gpu>) -> Result<(), Box<dyn Error>>,
+) -> Result<(), Box<dyn Error>> {
     match Backend::from_env()? {
         Backend::Cuda => {
             let gpu = Gpu::new(0)?;

@@ -31,7 +31,11 @@ pub fn problem(seed: u64, size: usize) -> Problem {
     let bytes = (0..size)
         .map(|_| {
             let r = rng.next_u64();
-            if r & 1 == 0 { (r >> 8) as u8 } else { ((r >> 8) as u8) & 0xf0 }
+            if r & 1 == 0 {
+                (r >> 8) as u8
+            } else {
+                ((r >> 8) as u8) & 0xf0
+            }
         })
         .collect();
     Problem { bytes }

@@ -11,7 +11,10 @@ fn main() -> ExitCode {
         let p = histogram::problem(42, n);
         let (got, ms) = run_timed(gpu, &p, histogram::run_gpu, histogram::run_cpu)?;
         let peak = got.iter().enumerate().max_by_key(|(_, &c)| c).map_or(0, |(b, _)| b);
-        println!("histogram: n = {n} bytes, fullest bin {peak} ({} bytes), {ms:.1} ms including transfers", got.get(peak).copied().unwrap_or(0));
+        println!(
+            "histogram: n = {n} bytes, fullest bin {peak} ({} bytes), {ms:.1} ms including transfers",
+            got.get(peak).copied().unwrap_or(0)
+        );
         histogram::compare(&got, &histogram::reference(&p)).map_err(differs)?;
         println!("histogram: OK, all 256 bins match the CPU count exactly");
         Ok(())

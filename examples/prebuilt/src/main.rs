@@ -39,7 +39,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             out
         }
         Backend::Cpu => {
-            println!("backend: cpu (no GPU found or OXIDE_BACKEND=cpu); image: none (the CPU executor runs the host build)");
+            println!(
+                "backend: cpu (no GPU found or OXIDE_BACKEND=cpu); image: none (the CPU executor runs the host build)"
+            );
             let mut out = vec![0.0f32; x.len()];
             kernels::cpu_affine_with(cfg, a, b, &x, &mut out)?;
             out

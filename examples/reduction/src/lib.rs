@@ -94,7 +94,10 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
 pub fn compare(got: &Output, want: &Output) -> Result<(), String> {
     let err = (got.sum - want.sum).abs();
     if err.is_nan() || err > want.tolerance {
-        return Err(format!("sum {} differs from the exact {} by {err:e} (tolerance {:e})", got.sum, want.sum, want.tolerance));
+        return Err(format!(
+            "sum {} differs from the exact {} by {err:e} (tolerance {:e})",
+            got.sum, want.sum, want.tolerance
+        ));
     }
     Ok(())
 }

@@ -13,7 +13,11 @@ fn main() -> ExitCode {
         let want = reduction::reference(&p);
         println!("reduction: n = {n}, sum = {} (exact {}), {ms:.1} ms including transfers", got.sum, want.sum);
         reduction::compare(&got, &want).map_err(differs)?;
-        println!("reduction: OK, within {:.2e} of the exact sum (tolerance {:.2e})", (got.sum - want.sum).abs(), want.tolerance);
+        println!(
+            "reduction: OK, within {:.2e} of the exact sum (tolerance {:.2e})",
+            (got.sum - want.sum).abs(),
+            want.tolerance
+        );
         Ok(())
     })
 }

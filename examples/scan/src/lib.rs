@@ -32,10 +32,12 @@ pub fn problem(seed: u64, size: usize) -> Problem {
 /// The scalar reference: a running wrapping sum.
 pub fn reference(p: &Problem) -> Output {
     let mut acc = 0u32;
-    p.x.iter().map(|&v| {
-        acc = acc.wrapping_add(v);
-        acc
-    }).collect()
+    p.x.iter()
+        .map(|&v| {
+            acc = acc.wrapping_add(v);
+            acc
+        })
+        .collect()
 }
 
 /// Logical element counts per level: `n`, then the number of full blocks of the level below,
@@ -85,7 +87,9 @@ pub fn stride(k: usize) -> usize {
 
 fn check(n: usize) -> Result<(), oxide_rt::Error> {
     if n > MAX_N {
-        return Err(oxide_rt::Error::Config(format!("scan: {n} elements exceed the supported {MAX_N}; scan in chunks")));
+        return Err(oxide_rt::Error::Config(format!(
+            "scan: {n} elements exceed the supported {MAX_N}; scan in chunks"
+        )));
     }
     Ok(())
 }
@@ -131,7 +135,11 @@ impl GpuScan {
         check(n)?;
         let sizes = levels(n);
         let what = "allocating scan buffers on the GPU";
-        let outs = sizes.iter().map(|&m| stream.alloc_zeros::<u32>(m.max(1))).collect::<Result<Vec<_>, _>>().map_err(err(what))?;
+        let outs = sizes
+            .iter()
+            .map(|&m| stream.alloc_zeros::<u32>(m.max(1)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(err(what))?;
         let dummy = stream.alloc_zeros::<u32>(1).map_err(err(what))?;
         Ok(GpuScan { n, sizes, outs, dummy })
     }
@@ -144,10 +152,20 @@ impl GpuScan {
             let input = if k == 0 { x } else { &below[k - 1] };
             let cfg = config(self.sizes[k]);
             match step {
-                Step::Totals => kernels::launch_scan_block_totals_with(stream, cfg, input, stride(k), self.sizes[k], &mut cur[0])?,
+                Step::Totals => {
+                    kernels::launch_scan_block_totals_with(stream, cfg, input, stride(k), self.sizes[k], &mut cur[0])?
+                }
                 Step::Scan => {
                     let offsets = above.first().unwrap_or(&self.dummy);
-                    kernels::launch_scan_blocks_with(stream, cfg, input, stride(k), self.sizes[k], offsets, &mut cur[0])?
+                    kernels::launch_scan_blocks_with(
+                        stream,
+                        cfg,
+                        input,
+                        stride(k),
+                        self.sizes[k],
+                        offsets,
+                        &mut cur[0],
+                    )?
                 }
             }
         }

@@ -12,7 +12,11 @@ fn main() -> ExitCode {
         let p = scan::problem(42, n);
         let (y, ms) = run_timed(gpu, &p, scan::run_gpu, scan::run_cpu)?;
         let checked = scan::compare(&y, &scan::reference(&p));
-        println!("scan: n = {n} ({} levels), last = {:?}, {ms:.1} ms including transfers", scan::levels(n).len(), y.last());
+        println!(
+            "scan: n = {n} ({} levels), last = {:?}, {ms:.1} ms including transfers",
+            scan::levels(n).len(),
+            y.last()
+        );
         checked.map_err(differs)?;
         println!("scan: OK, all {n} elements match the CPU reference");
         Ok(())

@@ -127,7 +127,12 @@ pub fn sgemm(m: u32, n: u32, k: u32, alpha: f32, a: &[f32], b: &[f32], beta: f32
             let bb = (buf * BK + kk) * BS_STRIDE;
             // SAFETY: tr, tc < 16, so every index is below 2 * BK * STRIDE.
             let (a0, a1, b0, b1) = unsafe {
-                (a_s.get_unchecked(ab + tr), a_s.get_unchecked(ab + 16 + tr), b_s.get_unchecked(bb + tc), b_s.get_unchecked(bb + 16 + tc))
+                (
+                    a_s.get_unchecked(ab + tr),
+                    a_s.get_unchecked(ab + 16 + tr),
+                    b_s.get_unchecked(bb + tc),
+                    b_s.get_unchecked(bb + 16 + tc),
+                )
             };
             let av = [a0.0[0], a0.0[1], a0.0[2], a0.0[3], a1.0[0], a1.0[1], a1.0[2], a1.0[3]];
             let bv = [b0.0[0], b0.0[1], b0.0[2], b0.0[3], b1.0[0], b1.0[1], b1.0[2], b1.0[3]];
@@ -161,7 +166,11 @@ pub fn sgemm(m: u32, n: u32, k: u32, alpha: f32, a: &[f32], b: &[f32], beta: f32
             if col < n {
                 // SAFETY: r < m and col < n, so the index is < m * n <= c.len().
                 let cell = unsafe { c.get_unchecked(r * n + col) };
-                let v = if beta == 0.0 { alpha * acc[i][j] } else { alpha * acc[i][j] + beta * cell.load(Ordering::Relaxed) };
+                let v = if beta == 0.0 {
+                    alpha * acc[i][j]
+                } else {
+                    alpha * acc[i][j] + beta * cell.load(Ordering::Relaxed)
+                };
                 cell.store(v, Ordering::Relaxed);
             }
         }

@@ -96,14 +96,20 @@ pub fn config(m: usize, n: usize) -> LaunchConfig {
 
 fn dims(p: &Problem) -> Result<(u32, u32, u32), oxide_rt::Error> {
     let fit = |v: usize, what: &str| {
-        u32::try_from(v).map_err(|_| oxide_rt::Error::InvalidLaunch { kernel: "sgemm", reason: format!("{what} = {v} does not fit u32; split the product into smaller ones") })
+        u32::try_from(v).map_err(|_| oxide_rt::Error::InvalidLaunch {
+            kernel: "sgemm",
+            reason: format!("{what} = {v} does not fit u32; split the product into smaller ones"),
+        })
     };
     let dims = (fit(p.m, "m")?, fit(p.n, "n")?, fit(p.k, "k")?);
     // The kernel indexes A and B with 32-bit offsets.
     fit(p.m * p.k, "m * k")?;
     fit(p.k * p.n, "k * n")?;
     if p.a.len() != p.m * p.k || p.b.len() != p.k * p.n || p.c.len() != p.m * p.n {
-        return Err(oxide_rt::Error::InvalidLaunch { kernel: "sgemm", reason: "A, B or C does not hold m*k, k*n or m*n elements".into() });
+        return Err(oxide_rt::Error::InvalidLaunch {
+            kernel: "sgemm",
+            reason: "A, B or C does not hold m*k, k*n or m*n elements".into(),
+        });
     }
     Ok(dims)
 }

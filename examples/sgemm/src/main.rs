@@ -18,7 +18,11 @@ fn main() -> ExitCode {
         println!("sgemm: m = {}, n = {}, k = {}, {ms:.1} ms including transfers", p.m, p.n, p.k);
         let want = sgemm::reference(&p);
         sgemm::compare(&got, &want).map_err(differs)?;
-        println!("sgemm: OK, all {} elements within the f32 error bound (max abs error {:.2e})", got.c.len(), sgemm::max_abs_error(&got.c, &want.c));
+        println!(
+            "sgemm: OK, all {} elements within the f32 error bound (max abs error {:.2e})",
+            got.c.len(),
+            sgemm::max_abs_error(&got.c, &want.c)
+        );
         Ok(())
     })
 }

@@ -59,7 +59,11 @@ pub fn reference(p: &Problem) -> Output {
 fn check(p: &Problem) -> Result<(u32, u32), oxide_rt::Error> {
     let bad = |why: String| Err(oxide_rt::Error::Config(why));
     if p.x.len() != p.rows * p.cols {
-        return bad(format!("softmax: x has {} elements, rows x cols = {}; build it with `problem_with`", p.x.len(), p.rows * p.cols));
+        return bad(format!(
+            "softmax: x has {} elements, rows x cols = {}; build it with `problem_with`",
+            p.x.len(),
+            p.rows * p.cols
+        ));
     }
     match (u32::try_from(p.rows), u32::try_from(p.cols)) {
         (Ok(r), Ok(c)) => Ok((r, c)),

@@ -15,7 +15,17 @@ const TH: u32 = BY + 2;
 /// the launchers refuse any other shape); the grid covers `cols x rows`.
 #[kernel(dims = 2, block(BX, BY))]
 #[allow(clippy::too_many_arguments)] // five weights, as the CUDA twin takes them
-pub fn stencil5(input: &[f32], rows: u32, cols: u32, wc: f32, wn: f32, ws: f32, ww: f32, we: f32, mut out: DisjointSlice<f32>) {
+pub fn stencil5(
+    input: &[f32],
+    rows: u32,
+    cols: u32,
+    wc: f32,
+    wn: f32,
+    ws: f32,
+    ww: f32,
+    we: f32,
+    mut out: DisjointSlice<f32>,
+) {
     let tile = shared_array!(f32, TH as usize, TW as usize);
     let t = thread_idx();
     let (x0, y0) = (block_idx().x * BX, block_idx().y * BY);
@@ -41,7 +51,13 @@ pub fn stencil5(input: &[f32], rows: u32, cols: u32, wc: f32, wn: f32, ws: f32, 
         if let Some(o) = out.get_mut(i) {
             // SAFETY: every launch has BX x BY blocks (`block(..)`), so 1 <= tx <= BX and 1 <= ty <= BY, and every neighbour lies within the TH x TW tile.
             let (c, n, s, w, e) = unsafe {
-                (tile.get_unchecked(ty, tx), tile.get_unchecked(ty - 1, tx), tile.get_unchecked(ty + 1, tx), tile.get_unchecked(ty, tx - 1), tile.get_unchecked(ty, tx + 1))
+                (
+                    tile.get_unchecked(ty, tx),
+                    tile.get_unchecked(ty - 1, tx),
+                    tile.get_unchecked(ty + 1, tx),
+                    tile.get_unchecked(ty, tx - 1),
+                    tile.get_unchecked(ty, tx + 1),
+                )
             };
             *o = math::fma(we, e, math::fma(ww, w, math::fma(ws, s, math::fma(wn, n, wc * c))));
         }

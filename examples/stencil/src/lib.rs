@@ -68,11 +68,20 @@ pub fn reference(p: &Problem) -> Output {
 fn check(p: &Problem) -> Result<(u32, u32), oxide_rt::Error> {
     let bad = |why: String| Err(oxide_rt::Error::Config(why));
     if p.input.len() != p.rows * p.cols {
-        return bad(format!("stencil: input has {} cells, rows x cols = {}; build it with `problem_with`", p.input.len(), p.rows * p.cols));
+        return bad(format!(
+            "stencil: input has {} cells, rows x cols = {}; build it with `problem_with`",
+            p.input.len(),
+            p.rows * p.cols
+        ));
     }
     match (u32::try_from(p.rows), u32::try_from(p.cols)) {
         (Ok(r), Ok(c)) if r.div_ceil(BY) <= 65535 => Ok((r, c)),
-        _ => bad(format!("stencil: {} x {} exceeds the launch grid (rows <= {}, cols < 2^32); split the grid", p.rows, p.cols, 65535 * BY)),
+        _ => bad(format!(
+            "stencil: {} x {} exceeds the launch grid (rows <= {}, cols < 2^32); split the grid",
+            p.rows,
+            p.cols,
+            65535 * BY
+        )),
     }
 }
 

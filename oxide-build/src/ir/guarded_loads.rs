@@ -68,7 +68,8 @@ fn readonly_inputs(define: &str) -> Vec<String> {
         .filter_map(|p| {
             let words: Vec<&str> = p.split_whitespace().collect();
             let name = *words.last()?;
-            (words.first() == Some(&"ptr") && words.contains(&"readonly") && name.starts_with(super::IN_PARAM)).then(|| name.to_string())
+            (words.first() == Some(&"ptr") && words.contains(&"readonly") && name.starts_with(super::IN_PARAM))
+                .then(|| name.to_string())
         })
         .collect()
 }
@@ -90,7 +91,11 @@ fn blocks(body: &[Line]) -> Vec<Block> {
         if !t.starts_with(char::is_whitespace) {
             let (head, comment) = t.split_once(';').unwrap_or((t, ""));
             if let Some(label) = head.trim_end().strip_suffix(':') {
-                let preds = comment.trim().strip_prefix("preds = ").map(|p| p.split(", ").map(|s| s.trim().to_string()).collect()).unwrap_or_default();
+                let preds = comment
+                    .trim()
+                    .strip_prefix("preds = ")
+                    .map(|p| p.split(", ").map(|s| s.trim().to_string()).collect())
+                    .unwrap_or_default();
                 out.push(Block { label: format!("%{label}"), preds, insts: Vec::new() });
                 continue;
             }
@@ -229,7 +234,8 @@ fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> O
         return None;
     }
     let other = incoming(phi_text, guard_label)?;
-    let used_elsewhere = body.iter().enumerate().any(|(i, line)| i != load_i && i != phi && uses_value(&line.text, value));
+    let used_elsewhere =
+        body.iter().enumerate().any(|(i, line)| i != load_i && i != phi && uses_value(&line.text, value));
     if used_elsewhere {
         return None;
     }
@@ -276,7 +282,8 @@ fn after_barrier(body: &[Line], blocks: &[Block]) -> HashSet<usize> {
 
 /// A block-wide barrier: `llvm.nvvm.barrier*` or inline `bar.sync`/`bar.red`/`barrier.*`.
 fn is_barrier(line: &str) -> bool {
-    line.contains("@llvm.nvvm.barrier") || (line.contains(" asm ") && ["bar.sync", "bar.red", "barrier."].iter().any(|b| line.contains(b)))
+    line.contains("@llvm.nvvm.barrier")
+        || (line.contains(" asm ") && ["bar.sync", "bar.red", "barrier."].iter().any(|b| line.contains(b)))
 }
 
 /// Whether the load type is at most [`MAX_LOAD_BYTES`]; `None` for types this pass leaves alone.
@@ -340,7 +347,8 @@ mod tests {
     use super::*;
 
     fn run(ir: &str) -> (String, usize) {
-        let mut lines: Vec<Line> = ir.lines().enumerate().map(|(i, t)| Line { no: i + 1, text: t.to_string() }).collect();
+        let mut lines: Vec<Line> =
+            ir.lines().enumerate().map(|(i, t)| Line { no: i + 1, text: t.to_string() }).collect();
         let n = hoist(&mut lines);
         (lines.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join("\n"), n)
     }
@@ -415,7 +423,8 @@ bb3:                                              ; preds = %bb2, %start
 
     #[test]
     fn a_value_used_beyond_the_phi_is_left_alone() {
-        let ir = GUARDED.replace("  br label %bb3\n", "  store float %v, ptr %__oxide_out_y, align 4\n  br label %bb3\n");
+        let ir =
+            GUARDED.replace("  br label %bb3\n", "  store float %v, ptr %__oxide_out_y, align 4\n  br label %bb3\n");
         assert_eq!(run(&ir).1, 0);
     }
 }

@@ -83,7 +83,12 @@ pub(crate) struct Fiber {
 
 impl Fiber {
     pub(crate) fn new() -> Fiber {
-        Fiber { op: Cell::new(Op::Running), result: Cell::new((0, 0)), yielder: Cell::new(ptr::null()), abort: Cell::new(false) }
+        Fiber {
+            op: Cell::new(Op::Running),
+            result: Cell::new((0, 0)),
+            yielder: Cell::new(ptr::null()),
+            abort: Cell::new(false),
+        }
     }
 }
 

@@ -409,7 +409,9 @@ mod imp {
     unsafe fn sqrt_rn_f32(x: f32) -> f32 {
         let r: f32;
         // SAFETY: a pure arithmetic instruction.
-        unsafe { core::arch::asm!("sqrt.rn.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
+        unsafe {
+            core::arch::asm!("sqrt.rn.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+        };
         r
     }
 

@@ -40,8 +40,8 @@ pub(crate) mod cpu;
 use cpu as backend;
 
 pub use crate::dim::Dim3;
-pub use crate::{dprint, dprintln, shared_array};
 pub use crate::KernelArg;
+pub use crate::{dprint, dprintln, shared_array};
 pub use atomic::{AtomicF32, AtomicF64, AtomicFloat, AtomicInt, Scope};
 pub use math::Float;
 pub use oxide_macros::kernel;

@@ -12,9 +12,7 @@ use core::arch::{asm, nvptx};
 #[inline(always)]
 pub fn thread_idx() -> Dim3 {
     // SAFETY: special-register reads have no preconditions inside a kernel.
-    unsafe {
-        Dim3::new(nvptx::_thread_idx_x() as u32, nvptx::_thread_idx_y() as u32, nvptx::_thread_idx_z() as u32)
-    }
+    unsafe { Dim3::new(nvptx::_thread_idx_x() as u32, nvptx::_thread_idx_y() as u32, nvptx::_thread_idx_z() as u32) }
 }
 
 #[inline(always)]
@@ -149,10 +147,18 @@ pub fn shfl_u32(mode: ShflMode, mask: u32, value: u32, lane_or_delta: u32, width
     // SAFETY: `shfl.sync` with a member mask; every lane in `mask` must execute the same shuffle (documented on the `warp` functions). Lanes outside the segment read their own value.
     unsafe {
         match mode {
-            ShflMode::Idx => asm!("shfl.sync.idx.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg | 31, m = in(reg32) mask, options(nostack)),
-            ShflMode::Up => asm!("shfl.sync.up.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg, m = in(reg32) mask, options(nostack)),
-            ShflMode::Down => asm!("shfl.sync.down.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg | 31, m = in(reg32) mask, options(nostack)),
-            ShflMode::Xor => asm!("shfl.sync.bfly.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg | 31, m = in(reg32) mask, options(nostack)),
+            ShflMode::Idx => {
+                asm!("shfl.sync.idx.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg | 31, m = in(reg32) mask, options(nostack))
+            }
+            ShflMode::Up => {
+                asm!("shfl.sync.up.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg, m = in(reg32) mask, options(nostack))
+            }
+            ShflMode::Down => {
+                asm!("shfl.sync.down.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg | 31, m = in(reg32) mask, options(nostack))
+            }
+            ShflMode::Xor => {
+                asm!("shfl.sync.bfly.b32 {r}, {v}, {l}, {c}, {m};", r = out(reg32) r, v = in(reg32) value, l = in(reg32) lane_or_delta, c = in(reg32) seg | 31, m = in(reg32) mask, options(nostack))
+            }
         }
     }
     r

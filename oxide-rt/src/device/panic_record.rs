@@ -44,7 +44,12 @@ pub(crate) struct PanicRecord {
 /// `state` is not `EMPTY`.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub(crate) unsafe fn record<const MESSAGE: bool>(rec: *mut PanicRecord, info: &core::panic::PanicInfo<'_>, thread: Dim3, block: Dim3) {
+pub(crate) unsafe fn record<const MESSAGE: bool>(
+    rec: *mut PanicRecord,
+    info: &core::panic::PanicInfo<'_>,
+    thread: Dim3,
+    block: Dim3,
+) {
     use core::fmt::Write as _;
     use core::sync::atomic::{AtomicU32, Ordering};
     // SAFETY: `state` is a 4-aligned u32 in live memory, only ever accessed atomically while kernels run (the host reads it after they have stopped).
@@ -89,7 +94,9 @@ pub(crate) unsafe fn record<const MESSAGE: bool>(rec: *mut PanicRecord, info: &c
 fn opaque(n: usize) -> usize {
     let out: usize;
     // SAFETY: a register-to-register move; no memory, no side effects.
-    unsafe { core::arch::asm!("mov.b64 {o}, {i};", o = out(reg64) out, i = in(reg64) n, options(pure, nomem, nostack)) };
+    unsafe {
+        core::arch::asm!("mov.b64 {o}, {i};", o = out(reg64) out, i = in(reg64) n, options(pure, nomem, nostack))
+    };
     out
 }
 

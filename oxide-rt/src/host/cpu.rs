@@ -76,7 +76,10 @@ fn check(kernel: &'static str, cfg: &LaunchConfig) -> Result<(), Error> {
     if b.volume() > MAX_THREADS {
         return bad(format!(
             "block of {} threads ({}x{}x{}) exceeds the limit of {MAX_THREADS} threads per block",
-            b.volume(), b.x, b.y, b.z
+            b.volume(),
+            b.x,
+            b.y,
+            b.z
         ));
     }
     for (i, axis) in ["x", "y", "z"].iter().enumerate() {
@@ -173,7 +176,11 @@ pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_
             kernel: name,
             reason: format!(
                 "block of {} threads ({}x{}x{}) exceeds the kernel's launch bound of {} threads per block",
-                cfg.block.volume(), cfg.block.x, cfg.block.y, cfg.block.z, kernel.max_threads
+                cfg.block.volume(),
+                cfg.block.x,
+                cfg.block.y,
+                cfg.block.z,
+                kernel.max_threads
             ),
         });
     }
@@ -249,7 +256,9 @@ fn worker_count() -> Result<usize, Error> {
     let parsed = WORKERS.get_or_init(|| match std::env::var("OXIDE_CPU_THREADS") {
         Ok(v) if !v.is_empty() => match v.parse::<usize>() {
             Ok(n) if n > 0 => Ok(n),
-            _ => Err(format!("OXIDE_CPU_THREADS={v:?} is not a positive number of threads; unset it to use every core")),
+            _ => {
+                Err(format!("OXIDE_CPU_THREADS={v:?} is not a positive number of threads; unset it to use every core"))
+            }
         },
         _ => Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
     });

@@ -4,7 +4,9 @@
 use super::Error;
 use crate::LaunchConfig;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUjit_option};
-use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError};
+use cudarc::driver::{
+    result, sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError,
+};
 use std::ffi::{c_void, CString};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -87,8 +89,16 @@ impl Limits {
             ctx.attribute(a).map(|v| v.max(0) as u32).map_err(driver_err(format!("reading device attribute {a:?}")))
         };
         Ok(Limits {
-            block: [get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?, get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?, get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?],
-            grid: [get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?, get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?, get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?],
+            block: [
+                get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+                get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+                get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+            ],
+            grid: [
+                get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+                get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+                get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+            ],
             shared_optin: get(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
         })
     }
@@ -108,7 +118,10 @@ struct LoadedModule {
 /// string, so they share one module per context.
 static MODULES: Mutex<Vec<LoadedModule>> = Mutex::new(Vec::new());
 
-fn module_for(stream: &Arc<CudaStream>, embedded: &'static crate::EmbeddedModule) -> Result<(Arc<CudaModule>, Limits, u64), Error> {
+fn module_for(
+    stream: &Arc<CudaStream>,
+    embedded: &'static crate::EmbeddedModule,
+) -> Result<(Arc<CudaModule>, Limits, u64), Error> {
     let ctx = stream.context();
     let ptx = embedded.ptx;
     let key = (ptx.as_ptr() as usize, Arc::as_ptr(ctx) as usize);
@@ -121,7 +134,9 @@ fn module_for(stream: &Arc<CudaStream>, embedded: &'static crate::EmbeddedModule
     let module = super::image::load(ctx, embedded, |source| Error::PtxLoad { log: jit_log(ctx, ptx), source })?;
     super::panic::install(ctx, &module)?;
     reserve_stack(ctx, ptx)?;
-    let pad = stream.alloc_zeros::<u8>(EMPTY_INPUT_PAD).map_err(driver_err("allocating the pad that empty input slices point at"))?;
+    let pad = stream
+        .alloc_zeros::<u8>(EMPTY_INPUT_PAD)
+        .map_err(driver_err("allocating the pad that empty input slices point at"))?;
     let pad_addr = pad.device_ptr(stream).0;
     modules.push(LoadedModule { ptx: key.0, ctx: key.1, module: module.clone(), limits, pad: pad_addr, _pad: pad });
     Ok((module, limits, pad_addr))
@@ -137,10 +152,12 @@ fn reserve_stack(ctx: &CudaContext, ptx: &str) -> Result<(), Error> {
     if !ptx.contains(".callprototype") {
         return Ok(());
     }
-    let current = ctx.get_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE).map_err(driver_err("reading the stack size limit"))?;
+    let current =
+        ctx.get_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE).map_err(driver_err("reading the stack size limit"))?;
     if current < INDIRECT_CALL_STACK {
-        ctx.set_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE, INDIRECT_CALL_STACK)
-            .map_err(driver_err(format!("raising the per-thread stack to {INDIRECT_CALL_STACK} bytes for a module with indirect calls")))?;
+        ctx.set_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE, INDIRECT_CALL_STACK).map_err(driver_err(format!(
+            "raising the per-thread stack to {INDIRECT_CALL_STACK} bytes for a module with indirect calls"
+        )))?;
     }
     Ok(())
 }
@@ -170,13 +187,21 @@ fn jit_log(ctx: &CudaContext, ptx: &str) -> String {
     let mut module: sys::CUmodule = std::ptr::null_mut();
     // SAFETY: `src` is NUL-terminated PTX; each buffer option is paired with its size option and the buffers outlive the call; the context is bound to this thread above.
     let rc = unsafe {
-        sys::cuModuleLoadDataEx(&mut module, src.as_ptr() as *const c_void, options.len() as u32, options.as_mut_ptr(), values.as_mut_ptr())
+        sys::cuModuleLoadDataEx(
+            &mut module,
+            src.as_ptr() as *const c_void,
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
     };
     if rc == sys::CUresult::CUDA_SUCCESS && !module.is_null() {
         // SAFETY: the module was just loaded by us and nothing else refers to it.
         let _ = unsafe { result::module::unload(module) };
     }
-    let text = |buf: &[u8]| String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]).into_owned();
+    let text = |buf: &[u8]| {
+        String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]).into_owned()
+    };
     let (err, info) = (text(&error_log), text(&info_log));
     match (err.trim().is_empty(), info.trim().is_empty()) {
         (false, false) => format!("{err}\n{info}"),
@@ -211,7 +236,11 @@ impl Kernel {
     /// The kernel's function in the stream's context (loading the module on first use) after
     /// checking `cfg` against the device and the function's own limits; also the address that
     /// empty input slices are passed as ([`EMPTY_INPUT_PAD`]).
-    pub fn prepare(&self, stream: &Arc<CudaStream>, cfg: &LaunchConfig) -> Result<(CudaFunction, cudarc::driver::LaunchConfig, u64), Error> {
+    pub fn prepare(
+        &self,
+        stream: &Arc<CudaStream>,
+        cfg: &LaunchConfig,
+    ) -> Result<(CudaFunction, cudarc::driver::LaunchConfig, u64), Error> {
         let ctx = stream.context();
         let ctx_key = Arc::as_ptr(ctx) as usize;
         let (module, limits, pad) = module_for(stream, self.module)?;
@@ -222,7 +251,10 @@ impl Kernel {
                 Some((_, f, max)) => (f.clone(), *max),
                 None => {
                     let f = module.load_function(self.name).map_err(|source| Error::Driver {
-                        what: format!("kernel `{}` is not in the embedded PTX (was the crate built with oxide-build?)", self.name),
+                        what: format!(
+                            "kernel `{}` is not in the embedded PTX (was the crate built with oxide-build?)",
+                            self.name
+                        ),
                         source,
                     })?;
                     let max = f
@@ -236,8 +268,14 @@ impl Kernel {
         self.check(cfg, &limits, max_threads)?;
         if cfg.shared_mem_bytes > 48 * 1024 {
             // Above 48 KiB the driver wants an explicit opt-in per function.
-            func.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, cfg.shared_mem_bytes as i32)
-                .map_err(driver_err(format!("allowing {} bytes of dynamic shared memory for kernel `{}`", cfg.shared_mem_bytes, self.name)))?;
+            func.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                cfg.shared_mem_bytes as i32,
+            )
+            .map_err(driver_err(format!(
+                "allowing {} bytes of dynamic shared memory for kernel `{}`",
+                cfg.shared_mem_bytes, self.name
+            )))?;
         }
         let raw = cudarc::driver::LaunchConfig {
             grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),

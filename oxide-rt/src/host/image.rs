@@ -31,7 +31,9 @@ impl fmt::Display for ImageKind {
 
 /// `sm_XY` of the context's device.
 pub(crate) fn device_arch(ctx: &CudaContext) -> Result<String, Error> {
-    let get = |a| ctx.attribute(a).map_err(|source| Error::Driver { what: format!("reading device attribute {a:?}"), source });
+    let get = |a| {
+        ctx.attribute(a).map_err(|source| Error::Driver { what: format!("reading device attribute {a:?}"), source })
+    };
     let major = get(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
     let minor = get(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
     Ok(format!("sm_{major}{minor}"))
@@ -39,7 +41,10 @@ pub(crate) fn device_arch(ctx: &CudaContext) -> Result<String, Error> {
 
 /// The cubin built for exactly `arch` (`sm_90` also takes an `sm_90a` cubin, which runs only
 /// on that architecture).
-pub(crate) fn pick_cubin<'m>(cubins: &'m [(&'static str, &'static [u8])], arch: &str) -> Option<(&'static str, &'m [u8])> {
+pub(crate) fn pick_cubin<'m>(
+    cubins: &'m [(&'static str, &'static [u8])],
+    arch: &str,
+) -> Option<(&'static str, &'m [u8])> {
     let exact = cubins.iter().find(|(a, _)| *a == arch);
     let specific = || cubins.iter().find(|(a, _)| a.strip_suffix('a') == Some(arch));
     exact.or_else(specific).map(|(a, b)| (*a, *b))

@@ -58,7 +58,8 @@ fn slot_index(slots: &mut Vec<Slot>, ctx: &Arc<CudaContext>) -> Result<usize, Er
     ctx.bind_to_thread().map_err(driver)?;
     let size = std::mem::size_of::<PanicRecord>();
     // SAFETY: a plain page-locked allocation of `size` bytes; it is zeroed below before use.
-    let host = unsafe { result::malloc_host(size, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE) }.map_err(driver)?;
+    let host = unsafe { result::malloc_host(size, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE) }
+        .map_err(driver)?;
     let record = host as *mut PanicRecord;
     // SAFETY: `record` is a fresh allocation of exactly one `PanicRecord`, which is plain integers and bytes, so all-zero is a valid (empty) record.
     unsafe { std::ptr::write_bytes(record, 0, 1) };
@@ -141,16 +142,14 @@ fn read(slot: &Slot) -> Option<Error> {
         let column = std::ptr::read_volatile(&raw const (*rec).column);
         let t = std::ptr::read_volatile(&raw const (*rec).thread);
         let b = std::ptr::read_volatile(&raw const (*rec).block);
-        let location = (file_len > 0).then(|| format!("{}:{line}:{column}", String::from_utf8_lossy(&file[..file_len])));
+        let location =
+            (file_len > 0).then(|| format!("{}:{line}:{column}", String::from_utf8_lossy(&file[..file_len])));
         let text = if message_len == MESSAGE_NOT_RECORDED {
             NOT_RECORDED.into()
         } else {
             String::from_utf8_lossy(&message[..(message_len as usize).min(MESSAGE_CAP)])
         };
-        let message = format!(
-            "{text} (thread ({}, {}, {}) of block ({}, {}, {}))",
-            t[0], t[1], t[2], b[0], b[1], b[2]
-        );
+        let message = format!("{text} (thread ({}, {}, {}) of block ({}, {}, {}))", t[0], t[1], t[2], b[0], b[1], b[2]);
         Some(Error::KernelPanic { kernel: slot.last_kernel, message, location })
     }
 }

@@ -13,27 +13,37 @@ pub fn indices_2d(width: u32, height: u32) -> Vec<u32> {
 
 /// `lane_warp` for a 1D launch of `blocks` × `block` threads.
 pub fn lane_warp(blocks: u32, block: u32) -> Vec<u32> {
-    (0..blocks * block).map(|g| {
-        let t = g % block;
-        (t % 32) | (t / 32) << 8 | t << 16
-    }).collect()
+    (0..blocks * block)
+        .map(|g| {
+            let t = g % block;
+            (t % 32) | (t / 32) << 8 | t << 16
+        })
+        .collect()
 }
 
 pub fn barrier_after_branch(mode: u32, x: &[u32], block: usize) -> Vec<u32> {
-    (0..x.len()).map(|i| {
-        let (b, t) = (i / block, i % block);
-        let m = x[b * block + block - 1 - t];
-        if mode & 1 == 1 { m * 2 } else { m }
-    }).collect()
+    (0..x.len())
+        .map(|i| {
+            let (b, t) = (i / block, i % block);
+            let m = x[b * block + block - 1 - t];
+            if mode & 1 == 1 {
+                m * 2
+            } else {
+                m
+            }
+        })
+        .collect()
 }
 
 pub fn barrier_reductions(x: &[u32], block: usize) -> Vec<u32> {
-    x.chunks(block).flat_map(|c| {
-        let count = c.iter().filter(|&&v| v != 0).count() as u32;
-        let all = c.iter().all(|&v| v != 0) as u32;
-        let any = c.iter().any(|&v| v != 0) as u32;
-        std::iter::repeat_n(count | all << 16 | any << 17, c.len())
-    }).collect()
+    x.chunks(block)
+        .flat_map(|c| {
+            let count = c.iter().filter(|&&v| v != 0).count() as u32;
+            let all = c.iter().all(|&v| v != 0) as u32;
+            let any = c.iter().any(|&v| v != 0) as u32;
+            std::iter::repeat_n(count | all << 16 | any << 17, c.len())
+        })
+        .collect()
 }
 
 pub fn shared_reverse(x: &[f32]) -> Vec<f32> {
@@ -46,91 +56,111 @@ pub fn shared_transpose(x: &[u32]) -> Vec<u32> {
 
 /// `dynamic_shared_sum` with `block` threads and `bytes` of dynamic shared memory per block.
 pub fn dynamic_shared_sum(x: &[u32], block: usize, bytes: usize) -> Vec<u32> {
-    x.chunks(block).flat_map(|c| {
-        let mut r = vec![(bytes / 4) as u32; c.len()];
-        r[0] = c.iter().sum();
-        r
-    }).collect()
+    x.chunks(block)
+        .flat_map(|c| {
+            let mut r = vec![(bytes / 4) as u32; c.len()];
+            r[0] = c.iter().sum();
+            r
+        })
+        .collect()
 }
 
 /// The 16 values `atomics_shared` writes for each block (then zeros for the other threads).
 pub fn atomics_shared(x: &[u32], block: usize) -> Vec<u64> {
-    x.chunks(block).flat_map(|c| {
-        let n = c.len() as u32;
-        let mut and = 0xffff_ffffu32;
-        let mut or = 0u32;
-        for t in 0..n {
-            and &= !(1 << (t % 32));
-            or |= 1 << (t % 32);
-        }
-        let vals: [u64; 16] = [
-            c.iter().fold(0u32, |a, &v| a.wrapping_add(v)) as u64,
-            *c.iter().min().unwrap() as u64,
-            *c.iter().max().unwrap() as u64,
-            and as u64,
-            or as u64,
-            c.iter().fold(0, |a, &v| a ^ v) as u64,
-            n as u64,
-            1,
-            c.iter().map(|&v| v as i32 - 500).min().unwrap() as i64 as u64,
-            c.iter().map(|&v| v as i32 - 500).max().unwrap() as i64 as u64,
-            c.iter().map(|&v| v as u64 * 1_000_000_000).sum(),
-            u64::MAX - c.iter().map(|&v| v as u64).sum::<u64>(),
-            c.iter().map(|&v| v as u64 * 1_000_000_000).max().unwrap(),
-            (-c.iter().map(|&v| v as i64).sum::<i64>()) as u64,
-            c.iter().map(|&v| -(v as i64) * 1_000_000_000).min().unwrap().min(0) as u64,
-            0,
-        ];
-        let mut r = vec![0u64; c.len()];
-        let k = 16.min(c.len());
-        r[..k].copy_from_slice(&vals[..k]);
-        r
-    }).collect()
+    x.chunks(block)
+        .flat_map(|c| {
+            let n = c.len() as u32;
+            let mut and = 0xffff_ffffu32;
+            let mut or = 0u32;
+            for t in 0..n {
+                and &= !(1 << (t % 32));
+                or |= 1 << (t % 32);
+            }
+            let vals: [u64; 16] = [
+                c.iter().fold(0u32, |a, &v| a.wrapping_add(v)) as u64,
+                *c.iter().min().unwrap() as u64,
+                *c.iter().max().unwrap() as u64,
+                and as u64,
+                or as u64,
+                c.iter().fold(0, |a, &v| a ^ v) as u64,
+                n as u64,
+                1,
+                c.iter().map(|&v| v as i32 - 500).min().unwrap() as i64 as u64,
+                c.iter().map(|&v| v as i32 - 500).max().unwrap() as i64 as u64,
+                c.iter().map(|&v| v as u64 * 1_000_000_000).sum(),
+                u64::MAX - c.iter().map(|&v| v as u64).sum::<u64>(),
+                c.iter().map(|&v| v as u64 * 1_000_000_000).max().unwrap(),
+                (-c.iter().map(|&v| v as i64).sum::<i64>()) as u64,
+                c.iter().map(|&v| -(v as i64) * 1_000_000_000).min().unwrap().min(0) as u64,
+                0,
+            ];
+            let mut r = vec![0u64; c.len()];
+            let k = 16.min(c.len());
+            r[..k].copy_from_slice(&vals[..k]);
+            r
+        })
+        .collect()
 }
 
 pub fn core_atomics(x: &[u32], block: usize) -> Vec<u64> {
-    x.chunks(block).flat_map(|c| {
-        let mut r = vec![0u64; c.len()];
-        r[0] = c.len() as u64 | (*c.iter().max().unwrap() as u64) << 32;
-        r
-    }).collect()
+    x.chunks(block)
+        .flat_map(|c| {
+            let mut r = vec![0u64; c.len()];
+            r[0] = c.len() as u64 | (*c.iter().max().unwrap() as u64) << 32;
+            r
+        })
+        .collect()
 }
 
 /// `warp_ops` for one warp-aligned launch of `n` threads.
 pub fn warp_ops(n: usize) -> Vec<[u64; 8]> {
-    (0..n).map(|g| {
-        let lane = (g % 32) as u32;
-        let v = |l: u32| l * 10 + 1;
-        let bcast = v(3);
-        let up = if lane == 0 { v(0) } else { v(lane - 1) };
-        let seg = lane / 16 * 16;
-        let down = if lane + 2 < seg + 16 { v(lane + 2) } else { v(lane) };
-        let xor = v(lane ^ 1);
-        let f = (31 - lane) as f64 + 0.5;
-        let big = (((lane ^ 5) as i64) - 16) << 40;
-        let fsum = (0..32).sum::<u32>() as f32;
-        let ballot = (0..32).filter(|l| l % 3 == 0).fold(0u32, |m, l| m | 1 << l);
-        let even = if lane & 1 == 0 { (0..32).filter(|l| l & 3 == 0).fold(0u32, |m, l| m | 1 << l) as u64 } else { 0 };
-        [
-            bcast as u64 | (up as u64) << 32,
-            down as u64 | (xor as u64) << 32,
-            f.to_bits(),
-            big as u64,
-            fsum.to_bits() as u64 | ((0..32).sum::<u32>() as u64) << 32,
-            0b011,
-            ballot as u64 | (0xffff_ffffu64) << 32,
-            even,
-        ]
-    }).collect()
+    (0..n)
+        .map(|g| {
+            let lane = (g % 32) as u32;
+            let v = |l: u32| l * 10 + 1;
+            let bcast = v(3);
+            let up = if lane == 0 { v(0) } else { v(lane - 1) };
+            let seg = lane / 16 * 16;
+            let down = if lane + 2 < seg + 16 { v(lane + 2) } else { v(lane) };
+            let xor = v(lane ^ 1);
+            let f = (31 - lane) as f64 + 0.5;
+            let big = (((lane ^ 5) as i64) - 16) << 40;
+            let fsum = (0..32).sum::<u32>() as f32;
+            let ballot = (0..32).filter(|l| l % 3 == 0).fold(0u32, |m, l| m | 1 << l);
+            let even =
+                if lane & 1 == 0 { (0..32).filter(|l| l & 3 == 0).fold(0u32, |m, l| m | 1 << l) as u64 } else { 0 };
+            [
+                bcast as u64 | (up as u64) << 32,
+                down as u64 | (xor as u64) << 32,
+                f.to_bits(),
+                big as u64,
+                fsum.to_bits() as u64 | ((0..32).sum::<u32>() as u64) << 32,
+                0b011,
+                ballot as u64 | (0xffff_ffffu64) << 32,
+                even,
+            ]
+        })
+        .collect()
 }
 
 pub fn bit_ops(x: &[u32]) -> Vec<[u32; 8]> {
-    x.iter().map(|&v| {
-        let w = (v as u64) << 20;
-        let ffs32 = if v == 0 { 0 } else { v.trailing_zeros() + 1 };
-        let ffs64 = if w == 0 { 0 } else { w.trailing_zeros() + 1 };
-        [v.count_ones(), v.leading_zeros(), v.reverse_bits(), ffs32, w.count_ones(), w.leading_zeros(), (w.reverse_bits() >> 32) as u32, ffs64]
-    }).collect()
+    x.iter()
+        .map(|&v| {
+            let w = (v as u64) << 20;
+            let ffs32 = if v == 0 { 0 } else { v.trailing_zeros() + 1 };
+            let ffs64 = if w == 0 { 0 } else { w.trailing_zeros() + 1 };
+            [
+                v.count_ones(),
+                v.leading_zeros(),
+                v.reverse_bits(),
+                ffs32,
+                w.count_ones(),
+                w.leading_zeros(),
+                (w.reverse_bits() >> 32) as u32,
+                ffs64,
+            ]
+        })
+        .collect()
 }
 
 /// Inputs for the math kernels: positive, inside every function's domain.
@@ -197,12 +227,14 @@ pub fn math_fast(x: f32) -> [f64; 8] {
 }
 
 pub fn collatz(x: &[u64]) -> Vec<u32> {
-    x.iter().map(|&n| {
-        let (mut n, mut s) = (n, 0);
-        while n > 1 && s < 1000 {
-            n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
-            s += 1;
-        }
-        s
-    }).collect()
+    x.iter()
+        .map(|&n| {
+            let (mut n, mut s) = (n, 0);
+            while n > 1 && s < 1000 {
+                n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+                s += 1;
+            }
+            s
+        })
+        .collect()
 }

@@ -380,7 +380,16 @@ pub fn math_fast(x: &[f32], mut out: DisjointSlice<[f32; 8]>) {
     use oxide_rt::device::math::fast;
     let i = thread::index();
     let v = x.get(i.get()).copied().unwrap_or(1.0);
-    let r = [fast::exp(v), fast::log(v), fast::sin(v), fast::cos(v), fast::rsqrt(v), fast::exp2(v), fast::log2(v), fast::div(v, 3.0)];
+    let r = [
+        fast::exp(v),
+        fast::log(v),
+        fast::sin(v),
+        fast::cos(v),
+        fast::rsqrt(v),
+        fast::exp2(v),
+        fast::log2(v),
+        fast::div(v, 3.0),
+    ];
     if let Some(o) = out.get_mut(i) {
         *o = r;
     }

@@ -141,7 +141,13 @@ fn math_fast() {
     for (i, r) in out.iter().enumerate() {
         let want = check::math_fast(x[i]);
         for k in 0..8 {
-            assert!((r[k] as f64 - want[k]).abs() <= 1e-5 * want[k].abs().max(1.0), "fn {k} at {}: {} vs {}", x[i], r[k], want[k]);
+            assert!(
+                (r[k] as f64 - want[k]).abs() <= 1e-5 * want[k].abs().max(1.0),
+                "fn {k} at {}: {} vs {}",
+                x[i],
+                r[k],
+                want[k]
+            );
         }
     }
 }

@@ -11,7 +11,9 @@ fn gpu() -> Option<&'static Gpu> {
     static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
     GPU.get_or_init(|| match Gpu::new(0) {
         Ok(g) => Some(g),
-        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}"),
+        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}")
+        }
         Err(e) => {
             eprintln!("skipped: no GPU ({e})");
             None
@@ -165,7 +167,13 @@ fn math() {
         let want = check::math_fast(x[i]);
         for k in 0..8 {
             // The approximate instructions: ~2 ulp near 1, a little more for exp of large x.
-            assert!((r[k] as f64 - want[k]).abs() <= 1e-5 * want[k].abs().max(1.0), "fast fn {k} at {}: {} vs {}", x[i], r[k], want[k]);
+            assert!(
+                (r[k] as f64 - want[k]).abs() <= 1e-5 * want[k].abs().max(1.0),
+                "fast fn {k} at {}: {} vs {}",
+                x[i],
+                r[k],
+                want[k]
+            );
         }
     }
 }

@@ -10,7 +10,9 @@ use oxide_rt::Error;
 fn out_of_bounds_on_the_gpu_reports_kernel_file_line_and_message() {
     let g = match Gpu::new(0) {
         Ok(g) => g,
-        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}"),
+        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}")
+        }
         Err(e) => return eprintln!("skipped: no GPU ({e})"),
     };
     let s = &g.stream;

@@ -12,10 +12,12 @@ fn entry(name: &str) -> &'static str {
 
 fn barriers(body: &str) -> usize {
     // LLVM prints `llvm.nvvm.barrier0` as `bar.sync 0` (or `barrier.sync 0` on newer PTX).
-    body.lines().filter(|l| {
-        let l = l.trim_start();
-        l.starts_with("bar.sync") || l.starts_with("barrier.sync")
-    }).count()
+    body.lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            l.starts_with("bar.sync") || l.starts_with("barrier.sync")
+        })
+        .count()
 }
 
 #[test]
@@ -103,7 +105,17 @@ fn core_atomics_compile_to_ptx_atomics() {
 #[test]
 fn warp_collectives() {
     let body = entry("warp_ops");
-    for insn in ["shfl.sync.idx.b32", "shfl.sync.up.b32", "shfl.sync.down.b32", "shfl.sync.bfly.b32", "vote.sync.all.pred", "vote.sync.any.pred", "vote.sync.ballot.b32", "activemask.b32", "%laneid"] {
+    for insn in [
+        "shfl.sync.idx.b32",
+        "shfl.sync.up.b32",
+        "shfl.sync.down.b32",
+        "shfl.sync.bfly.b32",
+        "vote.sync.all.pred",
+        "vote.sync.any.pred",
+        "vote.sync.ballot.b32",
+        "activemask.b32",
+        "%laneid",
+    ] {
         assert!(body.contains(insn), "{insn} missing:\n{body}");
     }
 }
@@ -119,7 +131,8 @@ fn bit_intrinsics() {
 #[test]
 fn libdevice_math_is_linked_in() {
     // Comments may name inlined libdevice blocks (`// %__nv_cosf.exit`); code may not.
-    let code = PTX.lines().map(|l| l.split("//").next().unwrap_or("")).filter(|l| l.contains("__nv_")).collect::<Vec<_>>();
+    let code =
+        PTX.lines().map(|l| l.split("//").next().unwrap_or("")).filter(|l| l.contains("__nv_")).collect::<Vec<_>>();
     assert!(code.is_empty(), "unresolved libdevice references: {code:?}");
     assert!(entry("math_f32").contains("sqrt.rn.f32"), "libdevice's sqrtf is sqrt.rn.f32");
     assert!(entry("math_f64").contains("sqrt.rn.f64"));
@@ -128,7 +141,14 @@ fn libdevice_math_is_linked_in() {
 #[test]
 fn fast_math_uses_approximate_instructions() {
     let body = entry("math_fast");
-    for insn in ["ex2.approx.ftz.f32", "lg2.approx.ftz.f32", "sin.approx.ftz.f32", "cos.approx.ftz.f32", "rsqrt.approx.ftz.f32", "rcp.approx.ftz.f32"] {
+    for insn in [
+        "ex2.approx.ftz.f32",
+        "lg2.approx.ftz.f32",
+        "sin.approx.ftz.f32",
+        "cos.approx.ftz.f32",
+        "rsqrt.approx.ftz.f32",
+        "rcp.approx.ftz.f32",
+    ] {
         assert!(body.contains(insn), "{insn} missing:\n{body}");
     }
 }

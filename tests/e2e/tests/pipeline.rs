@@ -80,7 +80,10 @@ fn build_script_tracks_exactly_the_kernel_sources() {
         let p = root.join(f);
         assert!(rerun.iter().any(|r| Path::new(r) == p), "{f} not tracked: {rerun:?}");
     }
-    assert!(!rerun.iter().any(|r| Path::new(r) == root.join("src/lib.rs")), "this crate's lib.rs is not a kernel source: {rerun:?}");
+    assert!(
+        !rerun.iter().any(|r| Path::new(r) == root.join("src/lib.rs")),
+        "this crate's lib.rs is not a kernel source: {rerun:?}"
+    );
     // The device runtime compiled into the kernels is tracked too: editing it rebuilds the PTX.
     let rt = root.parent().unwrap().parent().unwrap().join("oxide-rt/src/device/thread.rs");
     assert!(rerun.iter().any(|r| Path::new(r) == rt), "oxide-rt's device sources are tracked: {rerun:?}");

@@ -53,14 +53,16 @@ fn guarded_loads_give_the_fallback_past_the_end_on_the_cpu() {
     for x_len in [0, 1, 1000] {
         let (x, idx, want) = gather_inputs(x_len);
         let mut y = vec![0.0f32; idx.len()];
-        kernels::cpu_gather_or_minus_one_with(LaunchConfig::for_num_elems(idx.len() as u32, 128), &x, &idx, &mut y).unwrap();
+        kernels::cpu_gather_or_minus_one_with(LaunchConfig::for_num_elems(idx.len() as u32, 128), &x, &idx, &mut y)
+            .unwrap();
         assert_eq!(y, want, "x of {x_len} elements");
     }
 }
 
 /// What `fixed_block` writes on a (3, 2) grid of 16 x 4 blocks, sorted: each block's 64 threads.
 fn fixed_block_reference() -> Vec<u32> {
-    let one_block: Vec<u32> = (0..4).flat_map(|ty| (0..16).map(move |tx| 16 * 1_000_000 + 4 * 10_000 + ty * 100 + tx)).collect();
+    let one_block: Vec<u32> =
+        (0..4).flat_map(|ty| (0..16).map(move |tx| 16 * 1_000_000 + 4 * 10_000 + ty * 100 + tx)).collect();
     let mut all = one_block.repeat(3 * 2);
     all.sort_unstable();
     all
@@ -124,7 +126,9 @@ fn the_cpu_rejects_a_block_of_2048_threads() {
 fn gpu() -> Option<oxide_rt::host::Gpu> {
     match oxide_rt::host::Gpu::new(0) {
         Ok(g) => Some(g),
-        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}"),
+        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}")
+        }
         Err(e) => {
             eprintln!("skipped: no GPU ({e})");
             None
@@ -146,7 +150,12 @@ fn gpu_results_match_the_cpu() {
     kernels::cpu_affine_with(LaunchConfig::for_num_elems(n as u32, 256), 1.5, -2.0, &x, &mut cpu_y).unwrap();
     // a*x+b: the GPU contracts to one fma (one rounding), the CPU rounds twice: within 1 ulp.
     for i in 0..n {
-        assert!((gpu_y[i] - cpu_y[i]).abs() <= f32::EPSILON * cpu_y[i].abs().max(1.0), "element {i}: {} vs {}", gpu_y[i], cpu_y[i]);
+        assert!(
+            (gpu_y[i] - cpu_y[i]).abs() <= f32::EPSILON * cpu_y[i].abs().max(1.0),
+            "element {i}: {} vs {}",
+            gpu_y[i],
+            cpu_y[i]
+        );
     }
 
     let (grid, block) = ((3u32, 2u32, 2u32), (4u32, 2u32, 3u32));
@@ -178,7 +187,14 @@ fn guarded_loads_give_the_fallback_past_the_end_on_the_gpu() {
         let dx = if x.is_empty() { s.alloc_zeros::<f32>(0).unwrap() } else { s.clone_htod(&x).unwrap() };
         let didx = s.clone_htod(&idx).unwrap();
         let mut dy = s.alloc_zeros::<f32>(idx.len()).unwrap();
-        kernels::launch_gather_or_minus_one_with(s, LaunchConfig::for_num_elems(idx.len() as u32, 128), &dx, &didx, &mut dy).unwrap();
+        kernels::launch_gather_or_minus_one_with(
+            s,
+            LaunchConfig::for_num_elems(idx.len() as u32, 128),
+            &dx,
+            &didx,
+            &mut dy,
+        )
+        .unwrap();
         assert_eq!(s.clone_dtoh(&dy).unwrap(), want, "x of {x_len} elements");
     }
 }

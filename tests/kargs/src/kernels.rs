@@ -1,6 +1,6 @@
+use core::sync::atomic::{AtomicU32, Ordering};
 use oxide_rt::device::*;
 use oxide_rt::KernelArg;
-use core::sync::atomic::{AtomicU32, Ordering};
 
 #[derive(Clone, Copy, KernelArg)]
 #[repr(C)]

@@ -26,7 +26,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let bins = s.alloc_zeros::<u32>(1)?;
             kernels::launch_affine_with(s, cfg, p, &dpairs, &mut dy)?;
             // launch bounds (128): a block of 256 must be refused
-            assert!(kernels::launch_affine_with(s, LaunchConfig::for_num_elems(n as u32, 256), p, &dpairs, &mut dy).is_err());
+            assert!(kernels::launch_affine_with(s, LaunchConfig::for_num_elems(n as u32, 256), p, &dpairs, &mut dy)
+                .is_err());
             kernels::launch_scale_f32_with(s, cfg, 4.0, &dxs, &mut dys)?;
             kernels::launch_scale_u32_with(s, cfg, 3, &dxu, &mut dyu)?;
             kernels::launch_count_odd_with(s, cfg, &dxu, &bins)?;

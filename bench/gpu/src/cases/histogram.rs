@@ -34,7 +34,8 @@ pub fn run(b: &Bench) -> Res<Row> {
     histogram::compare(&got, &want).map_err(|e| format!("oxide histogram differs from the reference: {e}"))?;
     let mut thist = s.alloc_zeros::<u32>(histogram::BINS)?;
     twin(&mut thist)?;
-    histogram::compare(&s.clone_dtoh(&thist)?, &want).map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
+    histogram::compare(&s.clone_dtoh(&thist)?, &want)
+        .map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
     Ok(Row {
         kernel: "histogram".into(),
         size: "2^30 bytes, 256 bins".into(),

@@ -14,5 +14,14 @@ use crate::harness::{Bench, Res, Row};
 pub type Case = fn(&Bench) -> Res<Row>;
 
 pub fn all() -> Vec<(&'static str, Case)> {
-    vec![("saxpy", saxpy::run), ("reduction", reduction::run), ("sgemm", sgemm::run), ("histogram", histogram::run), ("transpose", transpose::run), ("softmax", softmax::run), ("stencil", stencil::run), ("scan", scan::run)]
+    vec![
+        ("saxpy", saxpy::run),
+        ("reduction", reduction::run),
+        ("sgemm", sgemm::run),
+        ("histogram", histogram::run),
+        ("transpose", transpose::run),
+        ("softmax", softmax::run),
+        ("stencil", stencil::run),
+        ("scan", scan::run),
+    ]
 }

@@ -39,7 +39,8 @@ pub fn run(b: &Bench) -> Res<Row> {
     // SAFETY: as above.
     unsafe { l.launch(cfg_raw(cfg)) }?;
     let tsum = s.clone_dtoh(&tout)?[0] as f64;
-    reduction::compare(&reduction::Output { sum: tsum, tolerance: 0.0 }, &want).map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
+    reduction::compare(&reduction::Output { sum: tsum, tolerance: 0.0 }, &want)
+        .map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
     Ok(Row {
         kernel: "reduction".into(),
         size: "n = 2^28 f32".into(),

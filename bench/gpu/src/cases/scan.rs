@@ -17,7 +17,8 @@ pub fn run(b: &Bench) -> Res<Row> {
     let (_m, totals) = b.twin("scan", "scan_block_totals")?;
     let (_m2, blocks) = b.twin("scan", "scan_blocks")?;
     let sizes = scan::levels(n);
-    let mut outs: Vec<CudaSlice<u32>> = sizes.iter().map(|&m| s.alloc_zeros::<u32>(m.max(1))).collect::<Result<_, _>>()?;
+    let mut outs: Vec<CudaSlice<u32>> =
+        sizes.iter().map(|&m| s.alloc_zeros::<u32>(m.max(1))).collect::<Result<_, _>>()?;
     let dummy = s.alloc_zeros::<u32>(1)?;
     let schedule = scan::schedule(n);
     let cuda_ms = b.time(|| {

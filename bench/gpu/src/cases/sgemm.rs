@@ -34,7 +34,17 @@ pub fn run(b: &Bench) -> Res<Row> {
     let (alen, blen, clen) = (p.a.len() as u64, p.b.len() as u64, p.c.len() as u64);
     let launch_twin = |c: &mut cudarc::driver::CudaSlice<f32>| -> Res<()> {
         let mut l = s.launch_builder(&f);
-        l.arg(&m32).arg(&n32).arg(&k32).arg(&p.alpha).arg(&da).arg(&alen).arg(&db).arg(&blen).arg(&p.beta).arg(c).arg(&clen);
+        l.arg(&m32)
+            .arg(&n32)
+            .arg(&k32)
+            .arg(&p.alpha)
+            .arg(&da)
+            .arg(&alen)
+            .arg(&db)
+            .arg(&blen)
+            .arg(&p.beta)
+            .arg(c)
+            .arg(&clen);
         // SAFETY: the twin's signature is (unsigned m, n, k, float alpha, const float* a, u64, const float* b, u64, float beta, float* c, u64) and a, b, c hold m*k, k*n, m*n floats.
         unsafe { l.launch(cfg_raw(cfg)) }?;
         Ok(())

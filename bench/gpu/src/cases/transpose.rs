@@ -31,7 +31,8 @@ pub fn run(b: &Bench) -> Res<Row> {
     let want = transpose::reference(&p);
     let got: Vec<f32> = s.clone_dtoh(&out)?.into_iter().map(AtomicF32::into_inner).collect();
     transpose::compare(&got, &want).map_err(|e| format!("oxide transpose differs from the reference: {e}"))?;
-    transpose::compare(&s.clone_dtoh(&tout)?, &want).map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
+    transpose::compare(&s.clone_dtoh(&tout)?, &want)
+        .map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
     Ok(Row {
         kernel: "transpose".into(),
         size: format!("{rows} x {cols} f32"),

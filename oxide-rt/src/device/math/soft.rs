@@ -20,7 +20,9 @@ pub fn sqrt(x: f64) -> f64 {
     {
         let r: f64;
         // SAFETY: a pure arithmetic instruction.
-        unsafe { core::arch::asm!("sqrt.rn.f64 {r}, {x};", r = out(reg64) r, x = in(reg64) x, options(pure, nomem, nostack)) };
+        unsafe {
+            core::arch::asm!("sqrt.rn.f64 {r}, {x};", r = out(reg64) r, x = in(reg64) x, options(pure, nomem, nostack))
+        };
         r
     }
     #[cfg(not(target_arch = "nvptx64"))]
@@ -35,7 +37,9 @@ pub fn fma(x: f64, a: f64, b: f64) -> f64 {
     {
         let r: f64;
         // SAFETY: a pure arithmetic instruction.
-        unsafe { core::arch::asm!("fma.rn.f64 {r}, {x}, {a}, {b};", r = out(reg64) r, x = in(reg64) x, a = in(reg64) a, b = in(reg64) b, options(pure, nomem, nostack)) };
+        unsafe {
+            core::arch::asm!("fma.rn.f64 {r}, {x}, {a}, {b};", r = out(reg64) r, x = in(reg64) x, a = in(reg64) a, b = in(reg64) b, options(pure, nomem, nostack))
+        };
         r
     }
     #[cfg(not(target_arch = "nvptx64"))]
@@ -310,7 +314,11 @@ pub fn atan(x: f64) -> f64 {
     }
     let a = abs(x);
     let (inv, a) = if a > 1.0 { (true, 1.0 / a) } else { (false, a) };
-    let r = if a > 0.267_949_192_431_122_7 { FRAC_PI_6 + atan_series((a * SQRT3 - 1.0) / (SQRT3 + a)) } else { atan_series(a) };
+    let r = if a > 0.267_949_192_431_122_7 {
+        FRAC_PI_6 + atan_series((a * SQRT3 - 1.0) / (SQRT3 + a))
+    } else {
+        atan_series(a)
+    };
     let r = if inv { FRAC_PI_2 - r } else { r };
     copysign(r, x)
 }
@@ -507,7 +515,10 @@ mod tests {
 
     fn close(got: f64, want: f64, tol: f64, what: &str, x: f64) {
         let err = if want == 0.0 { got.abs() } else { ((got - want) / want).abs() };
-        assert!(err <= tol || (got.is_nan() && want.is_nan()) || got == want, "{what}({x}): got {got}, want {want}, rel. err {err:e}");
+        assert!(
+            err <= tol || (got.is_nan() && want.is_nan()) || got == want,
+            "{what}({x}): got {got}, want {want}, rel. err {err:e}"
+        );
     }
 
     #[test]
@@ -558,7 +569,13 @@ mod tests {
     #[test]
     fn erf_matches_known_values() {
         // Values from tables (A&S, 7.1), to 1e-15.
-        for (x, want) in [(0.1, 0.1124629160182849), (0.5, 0.5204998778130465), (1.0, 0.8427007929497149), (2.0, 0.9953222650189527), (3.0, 0.9999779095030014)] {
+        for (x, want) in [
+            (0.1, 0.1124629160182849),
+            (0.5, 0.5204998778130465),
+            (1.0, 0.8427007929497149),
+            (2.0, 0.9953222650189527),
+            (3.0, 0.9999779095030014),
+        ] {
             close(erf(x), want, 1e-14, "erf", x);
             close(erf(-x), -want, 1e-14, "erf", -x);
             // `1 - want` itself loses digits for large x.

@@ -10,8 +10,7 @@
 use std::collections::{HashMap, HashSet};
 
 /// Instruction prefixes that make threads meet: block barriers and warp collectives.
-const COLLECTIVE: &[&str] =
-    &["bar.", "barrier.", "shfl.", "vote.", "activemask", "match.", "redux.sync", "elect.sync"];
+const COLLECTIVE: &[&str] = &["bar.", "barrier.", "shfl.", "vote.", "activemask", "match.", "redux.sync", "elect.sync"];
 
 #[derive(Default)]
 struct Function {

@@ -255,7 +255,8 @@ fn resolve(fibers: &[Fiber], ready: &mut Vec<usize>) {
                 continue;
             }
             let group = mask & live;
-            let complete = bits(group).all(|m| matches!(op(m), Op::Warp { mask: mm, kind: k } if mm == mask && k.same_kind(kind)));
+            let complete =
+                bits(group).all(|m| matches!(op(m), Op::Warp { mask: mm, kind: k } if mm == mask && k.same_kind(kind)));
             if !complete {
                 handled |= 1 << l;
                 continue;
@@ -338,7 +339,14 @@ fn deadlock(block: Dim3, fibers: &[Fiber]) -> String {
         .iter()
         .map(|(what, count, first)| {
             let t = super::unlinear(*first as u64, block);
-            format!("{count} thread(s) wait at {what}, the first ({},{},{}) (warp {}, lane {})", t.x, t.y, t.z, first / 32, first % 32)
+            format!(
+                "{count} thread(s) wait at {what}, the first ({},{},{}) (warp {}, lane {})",
+                t.x,
+                t.y,
+                t.z,
+                first / 32,
+                first % 32
+            )
         })
         .collect();
     format!(

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// PTX of a kernel `k` with a barrier (runs as fibers) and of one without (plain loop).
-static FIBER_MODULE: EmbeddedModule = EmbeddedModule { ptx: ".visible .entry k()\n{\n\tbar.sync \t0;\n\tret;\n}\n", cubins: &[] };
+static FIBER_MODULE: EmbeddedModule =
+    EmbeddedModule { ptx: ".visible .entry k()\n{\n\tbar.sync \t0;\n\tret;\n}\n", cubins: &[] };
 static PLAIN_MODULE: EmbeddedModule = EmbeddedModule { ptx: ".visible .entry k()\n{\n\tret;\n}\n", cubins: &[] };
 
 fn fibers() -> CpuKernel {
@@ -66,8 +67,7 @@ fn barrier_orders_shared_memory_writes() -> TestResult {
                 o[index().get()].store(neighbour, Relaxed);
             }
         }
-    })
-    ?;
+    })?;
     for (i, v) in values(&o).into_iter().enumerate() {
         let (b, t) = (i as u32 / block, i as u32 % block);
         assert_eq!(v, b * 100_000 + 2000 + (t + 1) % block, "thread {t} of block {b}");
@@ -87,8 +87,7 @@ fn sync_threads_count_and_or() -> TestResult {
         o[base + 2].store(dev::sync_threads_and(t != 42) as u32, Relaxed);
         o[base + 3].store(dev::sync_threads_or(t == 57) as u32, Relaxed);
         o[base + 4].store(dev::sync_threads_or(false) as u32, Relaxed);
-    })
-    ?;
+    })?;
     for chunk in values(&o).chunks(5) {
         assert_eq!(chunk, [34, 1, 0, 1, 0]);
     }
@@ -113,7 +112,11 @@ fn shuffles_all_modes_and_widths() -> TestResult {
     let modes = [ShflMode::Idx, ShflMode::Up, ShflMode::Down, ShflMode::Xor];
     let cases: Vec<(ShflMode, u32, u32)> = modes
         .iter()
-        .flat_map(|m| [32u32, 16, 8, 4, 2, 1].into_iter().flat_map(move |w| [0u32, 1, 3, 5, 17, 31].into_iter().map(move |a| (*m, w, a))))
+        .flat_map(|m| {
+            [32u32, 16, 8, 4, 2, 1]
+                .into_iter()
+                .flat_map(move |w| [0u32, 1, 3, 5, 17, 31].into_iter().map(move |a| (*m, w, a)))
+        })
         .collect();
     let block = 64u32;
     let o = out(cases.len() * block as usize);
@@ -124,8 +127,7 @@ fn shuffles_all_modes_and_widths() -> TestResult {
             let r = dev::shfl_u32(mode, u32::MAX, value, arg, width);
             o[c * block as usize + t as usize].store(r, Relaxed);
         }
-    })
-    ?;
+    })?;
     let got = values(&o);
     for (c, &(mode, width, arg)) in cases.iter().enumerate() {
         for t in 0..block {
@@ -148,8 +150,7 @@ fn shuffles_with_partial_and_divergent_masks() -> TestResult {
         let mask = if lane % 2 == 0 { 0x5555_5555 } else { 0xAAAA_AAAA };
         let r = dev::shfl_u32(ShflMode::Idx, mask, t * 10, (lane + 2) % 32, 32);
         o[t as usize].store(r, Relaxed);
-    })
-    ?;
+    })?;
     let got = values(&o);
     for t in 0..block {
         let (warp, lane) = (t / 32, t % 32);
@@ -174,8 +175,7 @@ fn votes_ballot_any_all() -> TestResult {
         if lane < 16 {
             o[4 * t + 3].store(dev::vote_ballot(0xFFFF, true), Relaxed);
         }
-    })
-    ?;
+    })?;
     let got = values(&o);
     let every3 = (0..32).filter(|l| l % 3 == 0).fold(0u32, |m, l| m | 1 << l);
     for t in 0..block as usize {
@@ -204,8 +204,7 @@ fn active_mask_and_sync_warp() -> TestResult {
         };
         dev::sync_warp(u32::MAX);
         o[tid() as usize].store(m, Relaxed);
-    })
-    ?;
+    })?;
     for (t, v) in values(&o).into_iter().enumerate() {
         let want = match (t % 2, t < 32) {
             (1, _) => 0,
@@ -235,8 +234,7 @@ fn shared_memory_is_fresh_and_private_per_block() -> TestResult {
                     o[dev::block_idx().x as usize].store(*c * 1000 + (*f).count_ones(), Relaxed);
                 }
             }
-        })
-        ?;
+        })?;
         assert_eq!(values(&o), vec![block * 1000 + 1; grid as usize]);
     }
     Ok(())
@@ -259,8 +257,7 @@ fn dynamic_shared_memory() -> TestResult {
         // SAFETY: in bounds; read after the barrier that ordered every thread's write.
         let r = unsafe { *s.add((block - 1 - t) as usize) };
         o[index().get()].store(r, Relaxed);
-    })
-    ?;
+    })?;
     for (i, v) in values(&o).into_iter().enumerate() {
         let (b, t) = (i as u32 / block, i as u32 % block);
         assert_eq!(v, (block - 1 - t) * 3 + b);
@@ -269,8 +266,7 @@ fn dynamic_shared_memory() -> TestResult {
     cpu_launch(&plain(), LaunchConfig::new(1, 1), || {
         let (p, len) = dev::dynamic_shared();
         assert_eq!((len, p as usize % 16), (0, 0));
-    })
-    ?;
+    })?;
     Ok(())
 }
 
@@ -289,8 +285,7 @@ fn multi_dimensional_indices_are_unique() -> TestResult {
             hits[i].fetch_add(1, Relaxed);
             let packed = [t.x, t.y, t.z, b.x, b.y, b.z].iter().fold(0u32, |acc, v| acc * 8 + v);
             o[i].store(packed, Relaxed);
-        })
-        ?;
+        })?;
         assert!(hits.iter().all(|h| h.load(Relaxed) == 1), "every index exactly once");
         let mut seen = values(&o);
         seen.sort_unstable();
@@ -304,7 +299,11 @@ fn multi_dimensional_indices_are_unique() -> TestResult {
 /// modes and over grids of many small blocks (which workers take in chunks).
 #[test]
 fn index_matches_the_gpu_formula() -> TestResult {
-    for cfg in [LaunchConfig::new((7, 5, 3), (3, 2, 2)), LaunchConfig::new((4097, 3, 1), (1, 1, 1)), LaunchConfig::new(300, 64)] {
+    for cfg in [
+        LaunchConfig::new((7, 5, 3), (3, 2, 2)),
+        LaunchConfig::new((4097, 3, 1), (1, 1, 1)),
+        LaunchConfig::new(300, 64),
+    ] {
         for kernel in [plain(), fibers()] {
             let n = (cfg.grid.volume() * cfg.block.volume()) as usize;
             let o = out(n);
@@ -316,8 +315,7 @@ fn index_matches_the_gpu_formula() -> TestResult {
                 assert_eq!(index().get(), want);
                 assert_eq!(dev::lane_id() + 32 * dev::warp_id(), in_block);
                 o[want].store(in_block, Relaxed);
-            })
-            ?;
+            })?;
             let per_block = cfg.block.volume() as u32;
             assert!(values(&o).iter().enumerate().all(|(i, v)| *v == i as u32 % per_block));
         }
@@ -413,8 +411,7 @@ fn divergent_warp_groups_and_early_exit_do_not_deadlock() -> TestResult {
         }
         dev::sync_threads();
         o[t as usize].store(v, Relaxed);
-    })
-    ?;
+    })?;
     for (t, v) in values(&o).into_iter().enumerate() {
         let t = t as u32;
         let want = match (t / 32, t % 32) {
@@ -439,7 +436,10 @@ fn a_real_deadlock_is_an_error_not_a_hang() {
     match r {
         Err(Error::KernelPanic { message, location: None, .. }) => {
             assert!(message.contains("deadlock"), "{message}");
-            assert!(message.contains("32 thread(s) wait at sync_warp(mask 0xffffffff), the first (16,0,0)"), "{message}");
+            assert!(
+                message.contains("32 thread(s) wait at sync_warp(mask 0xffffffff), the first (16,0,0)"),
+                "{message}"
+            );
         }
         other => panic!("expected a deadlock error, got {other:?}"),
     }
@@ -477,8 +477,7 @@ fn block_of_1024_threads_reduces_through_shared_memory() -> TestResult {
             // SAFETY: element 0 holds the block's sum after the last barrier of the loop.
             o[dev::block_idx().x as usize].store(unsafe { *s }, Relaxed);
         }
-    })
-    ?;
+    })?;
     for (b, v) in values(&o).into_iter().enumerate() {
         assert_eq!(v, (0..block).sum::<u32>() + block * b as u32);
     }
@@ -492,7 +491,9 @@ fn launch_limits_and_bounds() -> TestResult {
     let bounded = fibers().with_max_threads(256);
     let r = cpu_launch(&bounded, LaunchConfig::new(1, (16, 32)), || {});
     match r {
-        Err(Error::InvalidLaunch { kernel: "k", reason }) => assert!(reason.contains("launch bound of 256"), "{reason}"),
+        Err(Error::InvalidLaunch { kernel: "k", reason }) => {
+            assert!(reason.contains("launch bound of 256"), "{reason}")
+        }
         other => panic!("expected InvalidLaunch, got {other:?}"),
     }
     cpu_launch(&bounded, LaunchConfig::new(1, 256), || {})?;
