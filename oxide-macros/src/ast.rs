@@ -62,12 +62,25 @@ pub struct Arg {
 pub enum ArgKind {
     /// Passed by value (scalars, `#[repr(C)]` argument structs).
     Value,
-    /// `&[T]`: read-only device slice, pointer + length on the device.
-    SliceIn { elem: Type },
-    /// `DisjointSlice<T>`: per-thread output slice, pointer + length on the device.
-    SliceOut { elem: Type },
+    /// `&[T]`: read-only device slice, pointer + length on the device. `atomic`: the elements
+    /// are atomics (interior mutability), so the slice is neither `noalias` nor read-only.
+    SliceIn { elem: Type, atomic: bool },
+    /// An output type (`DisjointSlice<T>`, ...): pointer + length on the device, plus the
+    /// host-built shape words of the shaped ones.
+    SliceOut { elem: Type, shape: OutShape },
     /// Syntax the validator rejects; kept so every error is reported at once.
     Invalid,
+}
+
+/// Which host-built shape an output carries to the device.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum OutShape {
+    /// None: the type's ownership rule needs only the thread's position.
+    Flat,
+    /// `DisjointSlice2d<T>`: the host passes `Slice2d::new(buf, cols)`.
+    D2,
+    /// `DisjointSlice3d<T>`: the host passes `Slice3d::new(buf, cols, rows)`.
+    D3,
 }
 
 /// A concrete kernel to emit: the kernel itself, or one instantiation of a generic kernel.
@@ -204,7 +217,7 @@ impl VisitMut for Subst<'_> {
 pub fn classify(ty: &Type) -> ArgKind {
     match ty {
         Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
-            Type::Slice(s) => ArgKind::SliceIn { elem: (*s.elem).clone() },
+            Type::Slice(s) => ArgKind::SliceIn { elem: (*s.elem).clone(), atomic: atomic_host_elem(&s.elem).is_some() },
             _ => ArgKind::Invalid,
         },
         Type::Reference(_) => ArgKind::Invalid,
@@ -213,7 +226,13 @@ pub fn classify(ty: &Type) -> ArgKind {
             // `DisjointSlice<T>`, `DisjointChunks<T, N>` and `DisjointStrided<T, N>` (N may
             // parse as a type).
             let chunks = last.ident == "DisjointChunks" || last.ident == "DisjointStrided";
-            if last.ident == "DisjointSlice" || chunks {
+            let shape = match last.ident.to_string().as_str() {
+                "DisjointSlice2d" => Some(OutShape::D2),
+                "DisjointSlice3d" => Some(OutShape::D3),
+                "DisjointSlice" | "DisjointChunks" | "DisjointStrided" => Some(OutShape::Flat),
+                _ => None,
+            };
+            if let Some(shape) = shape {
                 if let syn::PathArguments::AngleBracketed(ab) = &last.arguments {
                     let mut types = ab.args.iter().filter_map(|a| match a {
                         syn::GenericArgument::Type(t) => Some(t),
@@ -221,7 +240,7 @@ pub fn classify(ty: &Type) -> ArgKind {
                     });
                     let (first, second) = (types.next(), types.next());
                     if let (Some(elem), None, _) | (Some(elem), Some(_), true) = (first, second, chunks) {
-                        return ArgKind::SliceOut { elem: elem.clone() };
+                        return ArgKind::SliceOut { elem: elem.clone(), shape };
                     }
                 }
                 return ArgKind::Invalid;
@@ -426,8 +445,12 @@ mod tests {
         let c = k.concrete();
         assert_eq!(c.iter().map(|c| c.export.as_str()).collect::<Vec<_>>(), ["scl_f32", "scl_f64"]);
         assert_eq!(c[1].launcher.to_string(), "scale_f64");
-        assert!(matches!(&c[1].args[1].kind, ArgKind::SliceIn { elem } if crate::valid::show(elem) == "f64"));
-        assert!(matches!(&c[1].args[2].kind, ArgKind::SliceOut { elem } if crate::valid::show(elem) == "f64"));
+        assert!(
+            matches!(&c[1].args[1].kind, ArgKind::SliceIn { elem, atomic: false } if crate::valid::show(elem) == "f64")
+        );
+        assert!(
+            matches!(&c[1].args[2].kind, ArgKind::SliceOut { elem, shape: OutShape::Flat } if crate::valid::show(elem) == "f64")
+        );
         assert_eq!(crate::valid::show(&c[0].args[0].ty), "f32");
     }
 
@@ -458,4 +481,28 @@ mod tests {
             assert_eq!(k.attr_errors.len(), 1, "{attr}");
         }
     }
+}
+
+/// The host element type of a `&[Atomic..]` input: `AtomicU32` -> `u32`, `AtomicF32` -> `f32`
+/// (any path ending so, without generics). Every atomic has its plain type's size and
+/// alignment, so the host passes a buffer of plain values, e.g. a `CudaSlice<u32>`.
+pub fn atomic_host_elem(ty: &Type) -> Option<TokenStream> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last().filter(|s| s.arguments.is_none())?;
+    let plain = match last.ident.to_string().as_str() {
+        "AtomicU8" => quote::quote!(u8),
+        "AtomicI8" => quote::quote!(i8),
+        "AtomicU16" => quote::quote!(u16),
+        "AtomicI16" => quote::quote!(i16),
+        "AtomicU32" => quote::quote!(u32),
+        "AtomicI32" => quote::quote!(i32),
+        "AtomicU64" => quote::quote!(u64),
+        "AtomicI64" => quote::quote!(i64),
+        "AtomicUsize" => quote::quote!(usize),
+        "AtomicIsize" => quote::quote!(isize),
+        "AtomicF32" => quote::quote!(f32),
+        "AtomicF64" => quote::quote!(f64),
+        _ => return None,
+    };
+    Some(plain)
 }

@@ -1,6 +1,6 @@
 //! Code generation for a validated `#[kernel]`.
 
-use crate::ast::{ArgKind, Concrete, Kernel};
+use crate::ast::{atomic_host_elem, ArgKind, Concrete, Kernel, OutShape};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -73,8 +73,14 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     let mut call = Vec::new();
     for a in &c.args {
         let id = &a.ident;
-        // `__oxide_in_*` / `__oxide_out_*` pointer names tell the IR stage these never alias.
-        let dir = if matches!(a.kind, ArgKind::SliceOut { .. }) { "out" } else { "in" };
+        // Pointer names tell the IR stage what it may assume: `__oxide_in_*` (plain inputs) and
+        // `__oxide_out_*` (outputs) never alias anything; `__oxide_atomic_*` (inputs of atomics,
+        // which threads write and which may be passed twice) get no such promise.
+        let dir = match &a.kind {
+            ArgKind::SliceOut { .. } => "out",
+            ArgKind::SliceIn { atomic: true, .. } => "atomic",
+            _ => "in",
+        };
         let (ptr, len) = (format_ident!("__oxide_{}_{}", dir, id), format_ident!("__oxide_{}_{}_len", dir, id));
         match &a.kind {
             ArgKind::Value | ArgKind::Invalid => {
@@ -82,16 +88,26 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 params.push(quote! { #id: #ty });
                 call.push(quote! { #id });
             }
-            ArgKind::SliceIn { elem } => {
+            ArgKind::SliceIn { elem, .. } => {
                 params.push(quote! { #ptr: *const #elem, #len: usize });
                 // SAFETY: the host launcher passed a shared borrow of a device slice of exactly `len` elements that outlives the launch.
                 call.push(quote! { unsafe { ::oxide_rt::__private::slice_from_raw(#ptr, #len) } });
             }
-            ArgKind::SliceOut { elem } => {
+            ArgKind::SliceOut { elem, shape } => {
                 params.push(quote! { #ptr: *mut #elem, #len: usize });
+                let shape = match shape {
+                    OutShape::Flat => quote!([0, 0]),
+                    _ => {
+                        let (s0, s1) = (format_ident!("__oxide_shape0_{}", id), format_ident!("__oxide_shape1_{}", id));
+                        params.push(quote! { #s0: usize, #s1: usize });
+                        quote!([#s0, #s1])
+                    }
+                };
                 let ty = &a.ty;
-                // SAFETY: the launcher passed an exclusive borrow of `len` elements; each thread writes only its own.
-                call.push(quote! { unsafe { <#ty as ::oxide_rt::__private::OutputSlice>::from_raw(#ptr, #len) } });
+                // SAFETY: the launcher passed an exclusive borrow of `len` elements and a shape that is a kernel argument (the same in every thread); each thread writes only its own elements.
+                call.push(
+                    quote! { unsafe { <#ty as ::oxide_rt::__private::OutputSlice>::from_raw(#ptr, #len, #shape) } },
+                );
             }
         }
     }
@@ -179,6 +195,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         names.push(quote!(#id));
         let (ptr, len) = (format_ident!("__oxide_{}_ptr", id), format_ident!("__oxide_{}_len", id));
         let guard = format_ident!("__oxide_{}_guard", id);
+        let arg_name = id.to_string();
         match &a.kind {
             ArgKind::Value | ArgKind::Invalid => {
                 let ty = &a.ty;
@@ -188,38 +205,62 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 cpu_params.push(quote! { #id: #ty });
                 cpu_call.push(quote! { #id });
             }
-            ArgKind::SliceIn { elem } => {
+            ArgKind::SliceIn { elem, .. } => {
                 // `&[AtomicU32]` on the device is a `CudaSlice<u32>` on the host (cudarc cannot
-                // hold core's atomics; they have the integer's layout).
-                let host_elem = core_atomic_int(elem).unwrap_or_else(|| quote!(#elem));
-                gpu_params.push(quote! { #id: &impl #p::DevicePtr<#host_elem> });
+                // hold atomics; they have the plain type's layout).
+                let host_elem = atomic_host_elem(elem).unwrap_or_else(|| quote!(#elem));
+                gpu_params.push(quote! { #id: &impl #p::DeviceInput<#host_elem> });
                 gpu_prep.push(quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#host_elem>(); });
                 gpu_prep.push(quote! {
-                    let (#ptr, #guard) = #p::DevicePtr::device_ptr(#id, __oxide_stream);
-                    let #len: usize = #p::DeviceSlice::len(#id);
-                    let #ptr = #p::input_device_ptr::<#host_elem>(#ptr, #len, __oxide_pad);
+                    let (#ptr, #len, #guard) = #p::input_arg::<#host_elem>(#export, #arg_name, #id, __oxide_stream, __oxide_pad)?;
                 });
                 gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#ptr); #p::PushKernelArg::arg(&mut __oxide_args, &#len); });
                 cpu_params.push(quote! { #id: &[#elem] });
                 cpu_call.push(quote! { #id });
             }
-            ArgKind::SliceOut { elem } => {
-                gpu_params.push(quote! { #id: &mut impl #p::DevicePtrMut<#elem> });
+            ArgKind::SliceOut { elem, shape } => {
+                let shape_ident = format_ident!("__oxide_{}_shape", id);
                 gpu_prep.push(quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#elem>(); });
+                let gpu_buf = match shape {
+                    OutShape::Flat => {
+                        gpu_params.push(quote! { #id: &mut impl #p::DeviceOutput<#elem> });
+                        cpu_params.push(quote! { #id: &mut [#elem] });
+                        cpu_prep.push(quote! { let #shape_ident: [usize; 2] = [0, 0]; });
+                        quote!(#id)
+                    }
+                    OutShape::D2 | OutShape::D3 => {
+                        let host = if *shape == OutShape::D2 {
+                            quote!(::oxide_rt::Slice2d)
+                        } else {
+                            quote!(::oxide_rt::Slice3d)
+                        };
+                        gpu_params.push(quote! { #id: #host<'_, impl #p::DeviceOutput<#elem>> });
+                        cpu_params.push(quote! { #id: #host<'_, [#elem]> });
+                        let split =
+                            quote! { let mut #id = #id; let (#id, #shape_ident) = #p::Shaped::split(&mut #id); };
+                        gpu_prep.push(split.clone());
+                        cpu_prep.push(split);
+                        quote!(#id)
+                    }
+                };
                 gpu_prep.push(quote! {
-                    let #len: usize = #p::DeviceSlice::len(#id);
-                    let (#ptr, #guard) = #p::DevicePtrMut::device_ptr_mut(#id, __oxide_stream);
-                    let #ptr = #p::non_null_device_ptr::<#elem>(#ptr, #len);
+                    let (#ptr, #len, #guard) = #p::output_arg::<#elem>(#export, #arg_name, #gpu_buf, __oxide_stream)?;
                 });
                 gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#ptr); #p::PushKernelArg::arg(&mut __oxide_args, &#len); });
-                cpu_params.push(quote! { #id: &mut [#elem] });
+                if *shape != OutShape::Flat {
+                    // The shape words follow the pointer and length, as in `device_entry`.
+                    gpu_push.push(quote! {
+                        #p::PushKernelArg::arg(&mut __oxide_args, &#shape_ident[0]);
+                        #p::PushKernelArg::arg(&mut __oxide_args, &#shape_ident[1]);
+                    });
+                }
                 cpu_prep.push(quote! {
                     let #len: usize = #id.len();
                     let #ptr = #p::SendPtr(#id.as_mut_ptr());
                 });
                 let ty = &a.ty;
-                // SAFETY: `ptr`/`len` come from an exclusive borrow held for the launch; each thread writes only its own.
-                cpu_call.push(quote! { unsafe { <#ty as #p::OutputSlice>::from_raw(#ptr.get(), #len) } });
+                // SAFETY: `ptr`/`len` come from an exclusive borrow held for the launch and the shape from the host-built argument (the same for every thread); each thread writes only its own elements.
+                cpu_call.push(quote! { unsafe { <#ty as #p::OutputSlice>::from_raw(#ptr.get(), #len, #shape_ident) } });
             }
         }
     }
@@ -308,25 +349,4 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             #p::cpu_launch(&__OXIDE_KERNEL, config, || { #call_kernel; })
         }
     }
-}
-
-/// `AtomicU32` (any path ending so, without generics) -> `u32`, for core's integer atomics, which
-/// have the same size and alignment as their integer.
-fn core_atomic_int(ty: &syn::Type) -> Option<TokenStream> {
-    let syn::Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last().filter(|s| s.arguments.is_none())?;
-    let plain = match last.ident.to_string().as_str() {
-        "AtomicU8" => quote!(u8),
-        "AtomicI8" => quote!(i8),
-        "AtomicU16" => quote!(u16),
-        "AtomicI16" => quote!(i16),
-        "AtomicU32" => quote!(u32),
-        "AtomicI32" => quote!(i32),
-        "AtomicU64" => quote!(u64),
-        "AtomicI64" => quote!(i64),
-        "AtomicUsize" => quote!(usize),
-        "AtomicIsize" => quote!(isize),
-        _ => return None,
-    };
-    Some(plain)
 }

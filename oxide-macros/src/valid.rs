@@ -190,13 +190,15 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
     let shown = show(ty);
     match (kind, ty) {
         (ArgKind::Invalid, Type::Reference(r)) if r.mutability.is_some() => err(at(&ty), format!(
-            "`{shown}` would be shared mutably by every GPU thread (aliasing); hint: take `DisjointSlice<T>` for per-thread output"
+            "`{shown}` would be shared mutably by every GPU thread (aliasing); hint: take an output type that says which thread owns which element: \
+             `DisjointSlice<T>` (one element per thread), `DisjointSlice2d<T>` / `DisjointSlice3d<T>` (row-major by the thread's (x, y[, z]), width from the host), \
+             `DisjointChunks<T, N>` / `DisjointStrided<T, N>` (N elements per thread), or `&[AtomicU32]`-style atomics for outputs many threads update"
         )),
         (ArgKind::Invalid, Type::Reference(_)) => err(at(&ty), format!(
             "kernel arguments cannot borrow `{shown}`; hint: pass `&[T]` for device data or the value itself"
         )),
         (ArgKind::Invalid, _) => err(at(&ty), format!("`{shown}` is not a valid output slice; hint: write `DisjointSlice<T>`")),
-        (ArgKind::SliceIn { elem }, Type::Reference(r)) => {
+        (ArgKind::SliceIn { elem, .. }, Type::Reference(r)) => {
             if let Some(l) = r.lifetime.as_ref().filter(|l| l.ident != "_") {
                 err(at(&l), format!(
                     "lifetime `{l}` cannot be honoured on the device: the slice is borrowed only for the launch; hint: write `&[{}]`",
@@ -205,7 +207,7 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
             }
             check_value_type(elem, err);
         }
-        (ArgKind::SliceOut { elem }, Type::Path(p)) => {
+        (ArgKind::SliceOut { elem, .. }, Type::Path(p)) => {
             let lifetimes = p.path.segments.last().into_iter().flat_map(|s| match &s.arguments {
                 syn::PathArguments::AngleBracketed(ab) => ab.args.iter().collect(),
                 _ => Vec::new(),

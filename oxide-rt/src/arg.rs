@@ -15,7 +15,10 @@
 /// 2. its size, alignment and field offsets are the same on the host and on nvptx64, so the
 ///    bytes the host pushes are the value the kernel reads;
 /// 3. every value the host can hold is a valid value on the device (no `bool`/`char`/enum
-///    niches whose validity the device would have to re-check).
+///    niches whose validity the device would have to re-check);
+/// 4. no interior mutability (no `UnsafeCell`, so no atomics or cells): a kernel's `&[T]`
+///    input is marked `noalias` and read-only for the optimiser, which holds only if nothing
+///    writes through it. Buffers that threads update are `&[AtomicU32]`-style inputs.
 ///
 /// Do not implement it by hand: `#[derive(KernelArg)]` checks all three.
 #[diagnostic::on_unimplemented(

@@ -23,7 +23,7 @@ pub use oxide_macros::kernel;
 pub use oxide_macros::KernelArg;
 
 #[cfg(not(target_arch = "nvptx64"))]
-pub use host::{Backend, Error};
+pub use host::{Backend, Error, Slice2d, Slice3d};
 
 /// The kernels module that oxide-build embedded for the crate expanding this macro: its PTX and
 /// the cubins ptxas produced (see `oxide_build`'s `OXIDE_PTX` / `OXIDE_CUBINS`).
@@ -57,7 +57,6 @@ pub struct EmbeddedModule {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::device::slice::OutputSlice;
-    pub use crate::device::DisjointSlice;
 
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::nvptx::{assume_block, assume_dims, handle_panic};
@@ -119,37 +118,11 @@ pub mod __private {
     /// `ptr`/`len` must describe a live allocation of `len` initialised `T`s (`ptr` non-null
     /// and aligned even when `len == 0`) that nobody writes during the kernel; the host launcher guarantees this by passing a shared borrow of a
     /// device slice for the duration of the launch.
-    /// The host launchers never pass a null pointer (see [`non_null_device_ptr`]), so no
+    /// The host launchers never pass a null pointer (see `host::args::output_arg`), so no
     /// branch is needed here.
     #[inline(always)]
     pub unsafe fn slice_from_raw<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
         // SAFETY: guaranteed by the caller, see above; `ptr` is non-null and aligned even when `len == 0`.
         unsafe { core::slice::from_raw_parts(ptr, len) }
-    }
-
-    /// An input slice's address as passed to a kernel: an empty one points at the context's
-    /// zeroed pad of [`EMPTY_INPUT_PAD`] bytes (the `pad` from `Kernel::prepare`), because the
-    /// device code may read element 0 ahead of a bounds check (oxide-build's guarded loads).
-    #[cfg(not(target_arch = "nvptx64"))]
-    #[inline(always)]
-    pub fn input_device_ptr<T>(ptr: u64, len: usize, pad: u64) -> u64 {
-        if len == 0 || ptr == 0 {
-            pad
-        } else {
-            ptr
-        }
-    }
-
-    /// A device slice's address as passed to a kernel: an empty allocation may have address 0,
-    /// which Rust slices on the device must not see, so it becomes a dangling aligned address
-    /// (never dereferenced, since the length is 0).
-    #[cfg(not(target_arch = "nvptx64"))]
-    #[inline(always)]
-    pub fn non_null_device_ptr<T>(ptr: u64, len: usize) -> u64 {
-        if len == 0 || ptr == 0 {
-            core::mem::align_of::<T>() as u64
-        } else {
-            ptr
-        }
     }
 }

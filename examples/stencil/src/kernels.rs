@@ -24,7 +24,7 @@ pub fn stencil5(
     ws: f32,
     ww: f32,
     we: f32,
-    mut out: DisjointSlice<f32>,
+    mut out: DisjointSlice2d<f32>,
 ) {
     let tile = shared_array!(f32, TH as usize, TW as usize);
     let t = thread_idx();
@@ -47,19 +47,17 @@ pub fn stencil5(
     sync_threads();
 
     let (tx, ty) = (t.x as usize + 1, t.y as usize + 1);
-    if let Some(i) = thread::index_2d_row_major(cols as usize) {
-        if let Some(o) = out.get_mut(i) {
-            // SAFETY: every launch has BX x BY blocks (`block(..)`), so 1 <= tx <= BX and 1 <= ty <= BY, and every neighbour lies within the TH x TW tile.
-            let (c, n, s, w, e) = unsafe {
-                (
-                    tile.get_unchecked(ty, tx),
-                    tile.get_unchecked(ty - 1, tx),
-                    tile.get_unchecked(ty + 1, tx),
-                    tile.get_unchecked(ty, tx - 1),
-                    tile.get_unchecked(ty, tx + 1),
-                )
-            };
-            *o = math::fma(we, e, math::fma(ww, w, math::fma(ws, s, math::fma(wn, n, wc * c))));
-        }
+    if let Some(o) = out.get_mut() {
+        // SAFETY: every launch has BX x BY blocks (`block(..)`), so 1 <= tx <= BX and 1 <= ty <= BY, and every neighbour lies within the TH x TW tile.
+        let (c, n, s, w, e) = unsafe {
+            (
+                tile.get_unchecked(ty, tx),
+                tile.get_unchecked(ty - 1, tx),
+                tile.get_unchecked(ty + 1, tx),
+                tile.get_unchecked(ty, tx - 1),
+                tile.get_unchecked(ty, tx + 1),
+            )
+        };
+        *o = math::fma(we, e, math::fma(ww, w, math::fma(ws, s, math::fma(wn, n, wc * c))));
     }
 }

@@ -97,7 +97,18 @@ pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
     }
     let mut out = vec![0.0f32; p.input.len()];
     let [wc, wn, ws, ww, we] = p.w;
-    kernels::cpu_stencil5_with(config(rows, cols), &p.input, rows, cols, wc, wn, ws, ww, we, &mut out)?;
+    kernels::cpu_stencil5_with(
+        config(rows, cols),
+        &p.input,
+        rows,
+        cols,
+        wc,
+        wn,
+        ws,
+        ww,
+        we,
+        oxide_rt::Slice2d::new(&mut out, cols as usize),
+    )?;
     Ok(out)
 }
 
@@ -109,7 +120,19 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
     let input = stream.clone_htod(&p.input).map_err(err("copying the input to the GPU"))?;
     let mut out = stream.alloc_zeros::<f32>(p.input.len()).map_err(err("allocating the output on the GPU"))?;
     let [wc, wn, ws, ww, we] = p.w;
-    kernels::launch_stencil5_with(stream, config(rows, cols), &input, rows, cols, wc, wn, ws, ww, we, &mut out)?;
+    kernels::launch_stencil5_with(
+        stream,
+        config(rows, cols),
+        &input,
+        rows,
+        cols,
+        wc,
+        wn,
+        ws,
+        ww,
+        we,
+        oxide_rt::Slice2d::new(&mut out, cols as usize),
+    )?;
     stream.clone_dtoh(&out).map_err(err("copying the output back"))
 }
 

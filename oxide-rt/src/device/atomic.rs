@@ -65,7 +65,7 @@ pub trait AtomicFloat: sealed::Sealed {
     fn atomic_add(&self, v: Self::Value, scope: Scope) -> Self::Value;
 }
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -127,12 +127,24 @@ atomic_float!(AtomicF64, f64, u64, AtomicU64);
 /// [`AtomicF32`], …), for [`SharedSlice::atomic`](super::shared::SharedSlice::atomic).
 pub trait HasAtomic: super::shared::SharedElem {
     type Atomic;
+    /// `a.load(order)`.
+    fn load(a: &Self::Atomic, order: Ordering) -> Self;
+    /// `a.store(v, order)`.
+    fn store(a: &Self::Atomic, v: Self, order: Ordering);
 }
 
 macro_rules! has_atomic {
     ($($t:ty => $a:ty),*) => {$(
         impl HasAtomic for $t {
             type Atomic = $a;
+            #[inline(always)]
+            fn load(a: &$a, order: Ordering) -> $t {
+                a.load(order)
+            }
+            #[inline(always)]
+            fn store(a: &$a, v: $t, order: Ordering) {
+                a.store(v, order)
+            }
         }
         const _: () = assert!(core::mem::size_of::<$t>() == core::mem::size_of::<$a>()
             && core::mem::align_of::<$t>() == core::mem::align_of::<$a>());
@@ -140,25 +152,11 @@ macro_rules! has_atomic {
 }
 has_atomic!(u32 => AtomicU32, i32 => AtomicI32, u64 => AtomicU64, i64 => AtomicI64, f32 => AtomicF32, f64 => AtomicF64);
 
-// Kernel arguments: `&[AtomicF32]` / `&[AtomicF64]` work as kernel inputs that threads update
-// (the host passes a `CudaSlice<AtomicF32>`). core's integer atomics cannot implement cudarc's
-// `DeviceRepr` (both foreign), so `&[AtomicU32]` needs support in `#[kernel]` itself.
-// SAFETY: an `UnsafeCell<f32>` is 4 plain bytes on host and nvptx64, valid for any bits.
-unsafe impl crate::KernelArg for AtomicF32 {}
-// SAFETY: as above, 8 bytes.
-unsafe impl crate::KernelArg for AtomicF64 {}
-#[cfg(not(target_arch = "nvptx64"))]
-// SAFETY: plain bytes with the layout of `f32` (repr(transparent)).
-unsafe impl cudarc::driver::DeviceRepr for AtomicF32 {}
-#[cfg(not(target_arch = "nvptx64"))]
-// SAFETY: plain bytes with the layout of `f64` (repr(transparent)).
-unsafe impl cudarc::driver::DeviceRepr for AtomicF64 {}
-#[cfg(not(target_arch = "nvptx64"))]
-// SAFETY: all-zero bytes are the float 0.0.
-unsafe impl cudarc::driver::ValidAsZeroBits for AtomicF32 {}
-#[cfg(not(target_arch = "nvptx64"))]
-// SAFETY: all-zero bytes are the float 0.0.
-unsafe impl cudarc::driver::ValidAsZeroBits for AtomicF64 {}
+// Kernel arguments: a `&[AtomicU32]` / `&[AtomicF32]` input is, on the host, a buffer of the
+// plain type (`CudaSlice<u32>`, `CudaSlice<f32>`): every atomic has its plain type's layout.
+// Atomics are deliberately not `KernelArg`: that trait promises no interior mutability, which
+// is what lets `&[T]` inputs be `noalias` and read-only (a struct holding an atomic could be
+// written through a "read-only" input).
 
 // ---------------------------------------------------------------------------------------------
 // GPU: PTX `atom` with a scope, on generic addresses (global or shared).
@@ -371,4 +369,63 @@ mod imp {
     }
     float_add!(AtomicF32, f32);
     float_add!(AtomicF64, f64);
+}
+
+// Shared memory's atomic handle forwards the scoped operations to the element's atomic type.
+impl<T> sealed::Sealed for super::shared::SharedAtomic<T> {}
+
+impl<T> AtomicInt for super::shared::SharedAtomic<T>
+where
+    T: HasAtomic,
+    T::Atomic: AtomicInt<Value = T>,
+{
+    type Value = T;
+    #[inline(always)]
+    fn atomic_add(&self, v: T, scope: Scope) -> T {
+        self.with(|a| a.atomic_add(v, scope))
+    }
+    #[inline(always)]
+    fn atomic_sub(&self, v: T, scope: Scope) -> T {
+        self.with(|a| a.atomic_sub(v, scope))
+    }
+    #[inline(always)]
+    fn atomic_min(&self, v: T, scope: Scope) -> T {
+        self.with(|a| a.atomic_min(v, scope))
+    }
+    #[inline(always)]
+    fn atomic_max(&self, v: T, scope: Scope) -> T {
+        self.with(|a| a.atomic_max(v, scope))
+    }
+    #[inline(always)]
+    fn atomic_exch(&self, v: T, scope: Scope) -> T {
+        self.with(|a| a.atomic_exch(v, scope))
+    }
+    #[inline(always)]
+    fn atomic_cas(&self, compare: T, new: T, scope: Scope) -> T {
+        self.with(|a| a.atomic_cas(compare, new, scope))
+    }
+    #[inline(always)]
+    fn atomic_and(&self, v: T, scope: Scope) -> T {
+        self.with(|a| a.atomic_and(v, scope))
+    }
+    #[inline(always)]
+    fn atomic_or(&self, v: T, scope: Scope) -> T {
+        self.with(|a| a.atomic_or(v, scope))
+    }
+    #[inline(always)]
+    fn atomic_xor(&self, v: T, scope: Scope) -> T {
+        self.with(|a| a.atomic_xor(v, scope))
+    }
+}
+
+impl<T> AtomicFloat for super::shared::SharedAtomic<T>
+where
+    T: HasAtomic,
+    T::Atomic: AtomicFloat<Value = T>,
+{
+    type Value = T;
+    #[inline(always)]
+    fn atomic_add(&self, v: T, scope: Scope) -> T {
+        self.with(|a| a.atomic_add(v, scope))
+    }
 }

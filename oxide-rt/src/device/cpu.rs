@@ -98,6 +98,8 @@ pub(crate) struct BlockAborted;
 /// Shared memory of one block: one zeroed allocation per `static` shared declaration (created on
 /// first use) and the launch's dynamic shared memory.
 pub(crate) struct BlockMem {
+    /// Unique over the process: shared-memory views remember it (see `SharedSlice`).
+    id: u64,
     statics: RefCell<Vec<(*const u8, NonNull<u8>, Layout)>>,
     dynamic: Option<(NonNull<u8>, Layout)>,
 }
@@ -111,7 +113,9 @@ impl BlockMem {
             let layout = Layout::from_size_align(dynamic_bytes, DYNAMIC_ALIGN).unwrap_or(Layout::new::<u128>());
             (zeroed(layout), layout)
         });
-        BlockMem { statics: RefCell::new(Vec::new()), dynamic }
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        BlockMem { id, statics: RefCell::new(Vec::new()), dynamic }
     }
 
     fn static_ptr(&self, key: *const u8, bytes: usize, align: usize) -> *mut u8 {
@@ -450,6 +454,13 @@ pub fn shared_static(key: *const u8, bytes: usize, align: usize) -> *mut u8 {
     let mem = in_launch(|c| c.mem.get());
     // SAFETY: non-null (checked by `in_launch`) and alive until the block finishes, which is after every thread of the block has returned.
     unsafe { (*mem).static_ptr(key, bytes, align) }
+}
+
+/// The running block's id (see `BlockMem::id`); panics outside a launch.
+pub fn shared_block_id() -> u64 {
+    let mem = in_launch(|c| c.mem.get());
+    // SAFETY: as in `shared_static`.
+    unsafe { (*mem).id }
 }
 
 /// This block's dynamic shared memory and its size (16-byte aligned; dangling when empty).

@@ -42,9 +42,18 @@ shared_elem!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
 unsafe impl<T: SharedElem, const N: usize> SharedElem for [T; N] {}
 
 /// A view of `len` elements of shared memory. `Copy`: hand it to helpers freely.
+///
+/// A view is only good inside the block that made it. On the GPU it cannot leave the kernel in
+/// safe code (it is neither `Send` nor `Sync`, and the device has no thread-locals); in the host
+/// build a kernel could stash one in a thread-local or a leaked box, so on the CPU executor every
+/// checked access also checks that it runs in the block the view came from (and panics, instead
+/// of touching freed memory, when not).
 pub struct SharedSlice<T> {
     ptr: *mut T,
     len: usize,
+    /// The CPU executor's id of the block whose memory this is.
+    #[cfg(not(target_arch = "nvptx64"))]
+    block: u64,
     _t: PhantomData<T>,
 }
 
@@ -57,12 +66,37 @@ impl<T> Copy for SharedSlice<T> {}
 
 impl<T: SharedElem> SharedSlice<T> {
     /// # Safety
-    /// `ptr..ptr+len` is shared (or, on the CPU executor, per-block) memory, aligned for `T`,
-    /// that lives for the whole kernel and is only accessed under the module rules.
+    /// `ptr..ptr+len` is shared (or, on the CPU executor, the running block's) memory, aligned
+    /// for `T`, that lives for the whole kernel and is only accessed under the module rules.
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
-        SharedSlice { ptr, len, _t: PhantomData }
+        #[cfg(not(target_arch = "nvptx64"))]
+        let block = backend::shared_block_id();
+        SharedSlice {
+            ptr,
+            len,
+            #[cfg(not(target_arch = "nvptx64"))]
+            block,
+            _t: PhantomData,
+        }
+    }
+
+    /// A view of `ptr..ptr+len` within this one (same block).
+    #[inline(always)]
+    fn part(self, ptr: *mut T, len: usize) -> Self {
+        SharedSlice { ptr, len, ..self }
+    }
+
+    /// Panics (CPU executor) when the view is used outside the block that made it; nothing on
+    /// the GPU, where it cannot happen.
+    #[inline(always)]
+    #[track_caller]
+    fn check_live(self) {
+        #[cfg(not(target_arch = "nvptx64"))]
+        if backend::shared_block_id() != self.block {
+            stale_view();
+        }
     }
 
     #[inline(always)]
@@ -79,6 +113,7 @@ impl<T: SharedElem> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub fn get(self, i: usize) -> T {
+        self.check_live();
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
@@ -90,6 +125,7 @@ impl<T: SharedElem> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub fn set(self, i: usize, v: T) {
+        self.check_live();
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
@@ -99,7 +135,9 @@ impl<T: SharedElem> SharedSlice<T> {
 
     /// The element at `i`, or `None` past the end.
     #[inline(always)]
+    #[track_caller]
     pub fn try_get(self, i: usize) -> Option<T> {
+        self.check_live();
         // SAFETY: in bounds when `Some` (checked first).
         (i < self.len).then(|| unsafe { self.ptr.add(i).read() })
     }
@@ -107,7 +145,7 @@ impl<T: SharedElem> SharedSlice<T> {
     /// The element at `i` without a bounds check.
     ///
     /// # Safety
-    /// `i < self.len()`.
+    /// `i < self.len()`, and the view is used in the block that made it.
     #[inline(always)]
     pub unsafe fn get_unchecked(self, i: usize) -> T {
         // SAFETY: the caller keeps `i` in bounds.
@@ -117,7 +155,7 @@ impl<T: SharedElem> SharedSlice<T> {
     /// Stores `v` at `i` without a bounds check.
     ///
     /// # Safety
-    /// `i < self.len()`.
+    /// `i < self.len()`, and the view is used in the block that made it.
     #[inline(always)]
     pub unsafe fn set_unchecked(self, i: usize, v: T) {
         // SAFETY: the caller keeps `i` in bounds.
@@ -130,30 +168,34 @@ impl<T: SharedElem> SharedSlice<T> {
         self.ptr
     }
 
-    /// Element `i` as its atomic twin (`u32` → `AtomicU32`, `f32` → `AtomicF32`, …), e.g. for a
-    /// per-block histogram: `bins.atomic(b).atomic_add(1, Scope::Block)`. Panics when
+    /// Element `i` used atomically (`u32` as an `AtomicU32`, `f32` as an `AtomicF32`, …), e.g.
+    /// for a per-block histogram: `bins.atomic(b).atomic_add(1, Scope::Block)`. Panics when
     /// `i >= len`. Mixing atomic and plain accesses to one element needs a barrier between them.
+    ///
+    /// It returns a [`SharedAtomic`] handle rather than a `&AtomicU32`: a reference could be
+    /// kept past the launch (a `'static` one stored in a `static`), and on the CPU executor the
+    /// block's memory is freed when the block ends.
     #[inline(always)]
     #[track_caller]
-    pub fn atomic<'a>(self, i: usize) -> &'a T::Atomic
+    pub fn atomic(self, i: usize) -> SharedAtomic<T>
     where
         T: super::atomic::HasAtomic,
     {
+        self.check_live();
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
-        // `T::Atomic` has `T`'s size and alignment (asserted where `HasAtomic` is implemented);
-        // shared memory lives for the whole kernel; the reference allows only atomic accesses.
-        // SAFETY: in bounds (checked above), with the layout and lifetime just described.
-        unsafe { &*(self.ptr.add(i) as *const T::Atomic) }
+        // SAFETY: in bounds (checked above).
+        SharedAtomic { slot: self.part(unsafe { self.ptr.add(i) }, 1) }
     }
 
     /// The two halves `[0, mid)` and `[mid, len)`; `mid` is clamped to `len`.
     #[inline(always)]
     pub fn split_at(self, mid: usize) -> (SharedSlice<T>, SharedSlice<T>) {
         let mid = mid.min(self.len);
-        // SAFETY: both halves lie within this view.
-        unsafe { (SharedSlice::from_raw(self.ptr, mid), SharedSlice::from_raw(self.ptr.add(mid), self.len - mid)) }
+        // SAFETY: `mid <= len`, so the second half starts within (or just past) this view.
+        let second = unsafe { self.ptr.add(mid) };
+        (self.part(self.ptr, mid), self.part(second, self.len - mid))
     }
 }
 
@@ -228,6 +270,56 @@ impl<T: SharedElem> Shared2d<T> {
     pub fn flat(self) -> SharedSlice<T> {
         self.flat
     }
+}
+
+/// One element of shared memory used atomically, from [`SharedSlice::atomic`]: the scoped
+/// operations of [`AtomicInt`](super::atomic::AtomicInt) /
+/// [`AtomicFloat`](super::atomic::AtomicFloat), `load`/`store`, and [`with`](Self::with) for
+/// anything else the atomic type offers.
+pub struct SharedAtomic<T> {
+    slot: SharedSlice<T>,
+}
+
+impl<T> Clone for SharedAtomic<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SharedAtomic<T> {}
+
+impl<T: super::atomic::HasAtomic> SharedAtomic<T> {
+    /// Runs `f` on the element as its atomic type. The reference cannot leave `f` (its lifetime
+    /// is `f`'s own), so it cannot outlive the block's memory.
+    #[inline(always)]
+    #[track_caller]
+    pub fn with<R>(self, f: impl FnOnce(&T::Atomic) -> R) -> R {
+        self.slot.check_live();
+        // `T::Atomic` has `T`'s size and alignment (asserted where `HasAtomic` is implemented).
+        // SAFETY: the slot is one in-bounds element of live shared memory (checked above), and the reference allows only atomic accesses.
+        f(unsafe { &*(self.slot.ptr as *const T::Atomic) })
+    }
+
+    /// The element's value (an atomic load with `order`).
+    #[inline(always)]
+    #[track_caller]
+    pub fn load(self, order: super::atomic::Ordering) -> T {
+        self.with(|a| T::load(a, order))
+    }
+
+    /// Stores `v` (an atomic store with `order`).
+    #[inline(always)]
+    #[track_caller]
+    pub fn store(self, v: T, order: super::atomic::Ordering) {
+        self.with(|a| T::store(a, v, order))
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+#[cfg(not(target_arch = "nvptx64"))]
+fn stale_view() -> ! {
+    panic!("a shared-memory view was used outside the block that created it (kept in a thread-local or a leaked box past its launch?); shared memory lives only as long as its block")
 }
 
 #[cold]

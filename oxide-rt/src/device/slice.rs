@@ -122,6 +122,103 @@ impl<'a, T, const N: usize> DisjointStrided<'a, T, N> {
     }
 }
 
+/// A row-major 2-D output of `cols` columns: the thread at global position `(x, y)`
+/// ([`thread::index_2d`](super::thread::index_2d)) owns element `y * cols + x`.
+///
+/// Why no two threads meet: `cols` is a kernel argument the host built
+/// (`oxide_rt::Slice2d::new(&mut buf, cols)`), so it is the same in every thread; a thread owns
+/// an element only when `x < cols` and the launch has one thread along z, and then distinct
+/// `(x, y)` give distinct `y * cols + x`. (A width each thread passes itself could differ
+/// between threads and map two of them to one element; that is why it is not a parameter of
+/// [`get_mut`](Self::get_mut).)
+pub struct DisjointSlice2d<'a, T> {
+    ptr: NonNull<T>,
+    len: usize,
+    cols: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> DisjointSlice2d<'a, T> {
+    /// Columns per row, as the host passed them.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Whole rows in the buffer (`len / cols`; 0 when `cols` is 0).
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.len.checked_div(self.cols).unwrap_or(0)
+    }
+
+    /// The buffer index `y * cols + x` of this thread's element, or `None` when the thread owns
+    /// none: `x >= cols`, past the end, or a launch with more than one thread along z.
+    #[inline(always)]
+    pub fn index(&self) -> Option<usize> {
+        let (x, y) = super::thread::index_2d();
+        if x >= self.cols || super::thread::grid_dim().z != 1 || super::thread::block_dim().z != 1 {
+            return None;
+        }
+        y.checked_mul(self.cols)?.checked_add(x).filter(|&i| i < self.len)
+    }
+
+    /// This thread's element (see [`index`](Self::index) for when there is none).
+    #[inline(always)]
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        let i = self.index()?;
+        // SAFETY: `i < len` (checked by `index`) and owned by this thread only (see the type's docs); `&mut self` stops this thread from taking it twice.
+        Some(unsafe { &mut *self.ptr.as_ptr().add(i) })
+    }
+}
+
+/// A row-major 3-D output of `cols × rows` planes: the thread at global position `(x, y, z)`
+/// ([`thread::index_3d`](super::thread::index_3d)) owns element `(z * rows + y) * cols + x`.
+///
+/// Why no two threads meet: `cols` and `rows` are kernel arguments the host built
+/// (`oxide_rt::Slice3d::new(&mut buf, cols, rows)`), the same in every thread; a thread owns an
+/// element only when `x < cols` and `y < rows`, and then distinct `(x, y, z)` give distinct
+/// indices.
+pub struct DisjointSlice3d<'a, T> {
+    ptr: NonNull<T>,
+    len: usize,
+    cols: usize,
+    rows: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> DisjointSlice3d<'a, T> {
+    /// Columns per row, as the host passed them.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Rows per plane, as the host passed them.
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The buffer index `(z * rows + y) * cols + x` of this thread's element, or `None` when
+    /// the thread owns none: `x >= cols`, `y >= rows` or past the end.
+    #[inline(always)]
+    pub fn index(&self) -> Option<usize> {
+        let (x, y, z) = super::thread::index_3d();
+        if x >= self.cols || y >= self.rows {
+            return None;
+        }
+        z.checked_mul(self.rows)?.checked_add(y)?.checked_mul(self.cols)?.checked_add(x).filter(|&i| i < self.len)
+    }
+
+    /// This thread's element (see [`index`](Self::index) for when there is none).
+    #[inline(always)]
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        let i = self.index()?;
+        // SAFETY: `i < len` (checked by `index`) and owned by this thread only (see the type's docs); `&mut self` stops this thread from taking it twice.
+        Some(unsafe { &mut *self.ptr.as_ptr().add(i) })
+    }
+}
+
 /// How generated code turns a kernel's output pointer and length back into its output type.
 #[doc(hidden)]
 pub trait OutputSlice {
@@ -134,12 +231,15 @@ pub trait OutputSlice {
     ///    elements apart.
     /// 3. `ptr` is non-null and aligned, also when `len == 0` (the launchers substitute an
     ///    aligned dangling address for empty slices).
-    unsafe fn from_raw(ptr: *mut Self::Elem, len: usize) -> Self;
+    /// 4. `shape` is the same in every thread of the launch (a kernel argument the host built:
+    ///    `[cols, 0]` for [`DisjointSlice2d`], `[cols, rows]` for [`DisjointSlice3d`], ignored by
+    ///    the others).
+    unsafe fn from_raw(ptr: *mut Self::Elem, len: usize, shape: [usize; 2]) -> Self;
 }
 
 /// What the output types share: construction from the launch's pointer and length, `len`.
 macro_rules! output_type {
-    ($name:ident $(, const $n:ident)?) => {
+    ($name:ident $(, const $n:ident)? $(; $($field:ident = $shape:literal),*)?) => {
         impl<T $(, const $n: usize)?> $name<'_, T $(, $n)?> {
             /// Elements in the whole buffer.
             #[inline(always)]
@@ -156,10 +256,10 @@ macro_rules! output_type {
         impl<T $(, const $n: usize)?> OutputSlice for $name<'_, T $(, $n)?> {
             type Elem = T;
             #[inline(always)]
-            unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+            unsafe fn from_raw(ptr: *mut T, len: usize, _shape: [usize; 2]) -> Self {
                 // SAFETY: non-null by contract 3.
                 let ptr = unsafe { NonNull::new_unchecked(ptr) };
-                $name { ptr, len, _borrow: PhantomData }
+                $name { ptr, len, $($($field: _shape[$shape],)*)? _borrow: PhantomData }
             }
         }
     };
@@ -167,3 +267,5 @@ macro_rules! output_type {
 output_type!(DisjointSlice);
 output_type!(DisjointChunks, const N);
 output_type!(DisjointStrided, const N);
+output_type!(DisjointSlice2d; cols = 0);
+output_type!(DisjointSlice3d; cols = 0, rows = 1);

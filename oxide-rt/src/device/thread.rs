@@ -29,8 +29,12 @@ pub fn grid_dim() -> Dim3 {
 
 /// A thread's position in the whole launch, linearised over all three dimensions of both the
 /// block and the grid, so no two threads of one launch ever hold the same value whatever the
-/// geometry. Only the device API creates it; [`DisjointSlice`](super::DisjointSlice) relies on
-/// that uniqueness to hand out `&mut` without data races.
+/// geometry. [`index`] is its only constructor, so every `ThreadIndex` of a launch comes from
+/// the same linearisation: a second scheme (say a row-major `y * width + x` with a width each
+/// thread picks) would map two threads to one value. [`DisjointSlice`](super::DisjointSlice)
+/// relies on that uniqueness to hand out `&mut` without data races; row-major 2-D and 3-D
+/// outputs are [`DisjointSlice2d`](super::DisjointSlice2d) and
+/// [`DisjointSlice3d`](super::DisjointSlice3d), whose widths come from the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ThreadIndex(usize);
 
@@ -133,34 +137,4 @@ pub fn index_2d() -> (usize, usize) {
 #[inline(always)]
 pub fn index_3d() -> (usize, usize, usize) {
     (global_x(), global_y(), global_z())
-}
-
-/// The row-major element `y * width + x` of this thread in a `width`-wide 2D array, as a
-/// [`ThreadIndex`] for writing a [`DisjointSlice`](super::DisjointSlice).
-///
-/// `None` when `x >= width`, or when the launch has more than one thread along z (then two
-/// threads would share `(x, y)`), so the index is unique whenever it is `Some`.
-#[inline(always)]
-pub fn index_2d_row_major(width: usize) -> Option<ThreadIndex> {
-    let (x, y) = index_2d();
-    if x >= width || grid_dim().z != 1 || block_dim().z != 1 {
-        return None;
-    }
-    y.checked_mul(width).and_then(|r| r.checked_add(x)).map(ThreadIndex)
-}
-
-/// The row-major element `(z * height + y) * width + x` of this thread in a
-/// `width × height × depth` array, as a unique [`ThreadIndex`]; `None` when `x >= width` or
-/// `y >= height`.
-#[inline(always)]
-pub fn index_3d_row_major(width: usize, height: usize) -> Option<ThreadIndex> {
-    let (x, y, z) = index_3d();
-    if x >= width || y >= height {
-        return None;
-    }
-    z.checked_mul(height)
-        .and_then(|v| v.checked_add(y))
-        .and_then(|v| v.checked_mul(width))
-        .and_then(|v| v.checked_add(x))
-        .map(ThreadIndex)
 }

@@ -1,11 +1,13 @@
 //! Host runtime: embedded-PTX modules on cudarc, launch checks, errors, and the CPU executor.
 
+mod args;
 pub(crate) mod cpu;
 mod error;
 mod gpu;
 mod image;
 mod panic;
 
+pub use args::{DeviceInput, DeviceOutput, Slice2d, Slice3d};
 pub use error::Error;
 pub use gpu::{gpu_available, Gpu};
 pub use image::{loaded_image, loaded_images, ImageKind};
@@ -37,6 +39,7 @@ impl Backend {
 
 #[doc(hidden)]
 pub mod __private {
+    pub use super::args::{input_arg, output_arg, DeviceInput, DeviceOutput, Shaped};
     pub use super::cpu::{cpu_launch, CpuKernel, SendPtr};
     pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD};
     pub use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, PushKernelArg};

@@ -11,6 +11,10 @@ pub fn indices_2d(width: u32, height: u32) -> Vec<u32> {
     (0..height).flat_map(|y| (0..width).map(move |x| x + 1000 * y)).collect()
 }
 
+pub fn indices_3d(width: u32, height: u32, depth: u32) -> Vec<u32> {
+    (0..depth).flat_map(|z| (0..height).flat_map(move |y| (0..width).map(move |x| x + 100 * y + 10000 * z))).collect()
+}
+
 /// `lane_warp` for a 1D launch of `blocks` × `block` threads.
 pub fn lane_warp(blocks: u32, block: u32) -> Vec<u32> {
     (0..blocks * block)

@@ -8,14 +8,22 @@ pub const TILE: usize = 256;
 // ---------------------------------------------------------------------------------------------
 // Indices
 
-/// `out[i] = global x + 1000 * global y` for a 2D launch, written at the row-major index.
+/// `out[i] = global x + 1000 * global y` for a 2D launch, written at the row-major index (the
+/// width comes with `out` from the host).
 #[kernel]
-pub fn indices_2d(width: u32, mut out: DisjointSlice<u32>) {
+pub fn indices_2d(mut out: DisjointSlice2d<u32>) {
     let (x, y) = thread::index_2d();
-    if let Some(i) = thread::index_2d_row_major(width as usize) {
-        if let Some(o) = out.get_mut(i) {
-            *o = x as u32 + 1000 * y as u32;
-        }
+    if let Some(o) = out.get_mut() {
+        *o = x as u32 + 1000 * y as u32;
+    }
+}
+
+/// `out[i] = x + 100 * y + 10000 * z` for a 3D launch, written at the row-major index.
+#[kernel]
+pub fn indices_3d(mut out: DisjointSlice3d<u32>) {
+    let (x, y, z) = thread::index_3d();
+    if let Some(o) = out.get_mut() {
+        *o = x as u32 + 100 * y as u32 + 10000 * z as u32;
     }
 }
 
@@ -98,17 +106,15 @@ pub fn shared_reverse(x: &[f32], mut out: DisjointSlice<f32>) {
 
 /// Transposes a 16×16 block through a 2D shared tile (one block of 16×16 threads).
 #[kernel]
-pub fn shared_transpose(x: &[u32], mut out: DisjointSlice<u32>) {
+pub fn shared_transpose(x: &[u32], mut out: DisjointSlice2d<u32>) {
     let tile = shared_array!(u32, 16, 16);
     let t = thread::thread_idx();
     let (r, c) = (t.y as usize, t.x as usize);
     tile.set(r, c, x.get(r * 16 + c).copied().unwrap_or(0));
     sync_threads();
     let v = tile.get(c, r);
-    if let Some(i) = thread::index_2d_row_major(16) {
-        if let Some(o) = out.get_mut(i) {
-            *o = v;
-        }
+    if let Some(o) = out.get_mut() {
+        *o = v;
     }
 }
 
@@ -244,9 +250,8 @@ pub fn core_atomics(x: &[u32], mut out: DisjointSlice<u64>) {
     }
     sync_threads();
     let v = x.get(thread::index().get()).copied().unwrap_or(0);
-    let a: &AtomicU32 = c.atomic(0);
-    a.fetch_add(1, Ordering::Relaxed);
-    c.atomic(1).fetch_max(v, Ordering::SeqCst);
+    c.atomic(0).with(|a: &AtomicU32| a.fetch_add(1, Ordering::Relaxed));
+    c.atomic(1).with(|a| a.fetch_max(v, Ordering::SeqCst));
     sync_threads();
     let r = c.get(0) as u64 | (c.get(1) as u64) << 32;
     if let Some(o) = out.get_mut(thread::index()) {

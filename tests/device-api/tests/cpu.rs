@@ -2,14 +2,33 @@
 
 use device_api::{check, kernels};
 use oxide_rt::device::atomic::{AtomicF32, AtomicF64, Ordering};
-use oxide_rt::{Error, LaunchConfig};
+use oxide_rt::{Error, LaunchConfig, Slice2d, Slice3d};
 
 #[test]
 fn indices_2d() {
     let (w, h) = (37u32, 11u32);
     let mut out = vec![u32::MAX; (w * h) as usize];
-    kernels::cpu_indices_2d((w.div_ceil(8), h.div_ceil(4)), (8u32, 4u32), w, &mut out).unwrap();
+    kernels::cpu_indices_2d((w.div_ceil(8), h.div_ceil(4)), (8u32, 4u32), Slice2d::new(&mut out, w as usize)).unwrap();
     assert_eq!(out, check::indices_2d(w, h));
+}
+
+#[test]
+fn indices_3d() {
+    let (w, h, d) = (13u32, 7u32, 5u32);
+    let mut out = vec![u32::MAX; (w * h * d) as usize];
+    let grid = (w.div_ceil(4), h.div_ceil(4), d.div_ceil(2));
+    kernels::cpu_indices_3d(grid, (4u32, 4u32, 2u32), Slice3d::new(&mut out, w as usize, h as usize)).unwrap();
+    assert_eq!(out, check::indices_3d(w, h, d));
+}
+
+/// A 2-D output launched with a 3-D geometry: threads differing only in z would share
+/// `(x, y)`, so none of them owns an element (nothing is written twice, nothing at all).
+#[test]
+fn indices_2d_refuses_a_z_extent() {
+    let (w, h) = (8u32, 4u32);
+    let mut out = vec![u32::MAX; (w * h) as usize];
+    kernels::cpu_indices_2d((1u32, 1u32, 2u32), (8u32, 4u32), Slice2d::new(&mut out, w as usize)).unwrap();
+    assert!(out.iter().all(|&v| v == u32::MAX), "{out:?}");
 }
 
 #[test]
@@ -58,7 +77,7 @@ fn shared_reverse() {
 fn shared_transpose() {
     let x: Vec<u32> = (0..256).collect();
     let mut out = vec![0u32; 256];
-    kernels::cpu_shared_transpose(1u32, (16u32, 16u32), &x, &mut out).unwrap();
+    kernels::cpu_shared_transpose(1u32, (16u32, 16u32), &x, Slice2d::new(&mut out, 16)).unwrap();
     assert_eq!(out, check::shared_transpose(&x));
 }
 

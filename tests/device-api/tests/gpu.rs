@@ -2,9 +2,8 @@
 //! CPU tests. Skips (printing why) without a GPU, unless OXIDE_REQUIRE_GPU=1.
 
 use device_api::{check, kernels};
-use oxide_rt::device::atomic::{AtomicF32, AtomicF64};
 use oxide_rt::host::Gpu;
-use oxide_rt::LaunchConfig;
+use oxide_rt::{LaunchConfig, Slice2d, Slice3d};
 use std::sync::OnceLock;
 
 fn gpu() -> Option<&'static Gpu> {
@@ -35,8 +34,21 @@ fn indices_2d() {
     let s = &g.stream;
     let (w, h) = (37u32, 11u32);
     let mut out = s.alloc_zeros::<u32>((w * h) as usize).unwrap();
-    run!(g, kernels::launch_indices_2d(s, (w.div_ceil(8), h.div_ceil(4)), (8u32, 4u32), w, &mut out));
+    run!(
+        g,
+        kernels::launch_indices_2d(s, (w.div_ceil(8), h.div_ceil(4)), (8u32, 4u32), Slice2d::new(&mut out, w as usize))
+    );
     assert_eq!(s.clone_dtoh(&out).unwrap(), check::indices_2d(w, h));
+    // A z extent would make threads share (x, y): none of them writes.
+    let mut out = s.clone_htod(&vec![u32::MAX; 32]).unwrap();
+    run!(g, kernels::launch_indices_2d(s, (1u32, 1u32, 2u32), (8u32, 4u32), Slice2d::new(&mut out, 8)));
+    assert!(s.clone_dtoh(&out).unwrap().iter().all(|&v| v == u32::MAX));
+
+    let (w, h, d) = (13u32, 7u32, 5u32);
+    let mut out = s.alloc_zeros::<u32>((w * h * d) as usize).unwrap();
+    let grid = (w.div_ceil(4), h.div_ceil(4), d.div_ceil(2));
+    run!(g, kernels::launch_indices_3d(s, grid, (4u32, 4u32, 2u32), Slice3d::new(&mut out, w as usize, h as usize)));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::indices_3d(w, h, d));
 }
 
 #[test]
@@ -84,7 +96,7 @@ fn shared_memory() {
     let x: Vec<u32> = (0..256).collect();
     let dx = s.clone_htod(&x).unwrap();
     let mut out = s.alloc_zeros::<u32>(256).unwrap();
-    run!(g, kernels::launch_shared_transpose(s, 1u32, (16u32, 16u32), &dx, &mut out));
+    run!(g, kernels::launch_shared_transpose(s, 1u32, (16u32, 16u32), &dx, Slice2d::new(&mut out, 16)));
     assert_eq!(s.clone_dtoh(&out).unwrap(), check::shared_transpose(&x));
 
     let x = check::inputs_u32(4 * 128, 1000);
@@ -113,12 +125,13 @@ fn atomics() {
 
     let x: Vec<f32> = (0..1000).map(|i| (i % 7) as f32 * 0.25).collect();
     let dx = s.clone_htod(&x).unwrap();
-    let s32 = s.alloc_zeros::<AtomicF32>(2).unwrap();
-    let s64 = s.alloc_zeros::<AtomicF64>(1).unwrap();
+    // `&[AtomicF32]` / `&[AtomicF64]` are plain `f32` / `f64` buffers on the host.
+    let s32 = s.alloc_zeros::<f32>(2).unwrap();
+    let s64 = s.alloc_zeros::<f64>(1).unwrap();
     run!(g, kernels::launch_atomics_float(s, 4u32, 256u32, &dx, &s32, &s64));
     let want: f64 = x.iter().map(|&v| v as f64).sum();
-    let r32: Vec<f32> = s.clone_dtoh(&s32).unwrap().into_iter().map(AtomicF32::into_inner).collect();
-    let r64: Vec<f64> = s.clone_dtoh(&s64).unwrap().into_iter().map(AtomicF64::into_inner).collect();
+    let r32: Vec<f32> = s.clone_dtoh(&s32).unwrap();
+    let r64: Vec<f64> = s.clone_dtoh(&s64).unwrap();
     assert_eq!(r32, [want as f32, 1000.0]);
     assert_eq!(r64, [want]);
 }

@@ -15,8 +15,21 @@ pub fn run(b: &Bench) -> Res<Row> {
     let cfg = stencil::config(r32, c32);
     let din = s.clone_htod(&p.input)?;
     let mut dout = s.alloc_zeros::<f32>(n)?;
-    let oxide_ms =
-        b.time(|| Ok(stencil::kernels::launch_stencil5_with(s, cfg, &din, r32, c32, wc, wn, ws, ww, we, &mut dout)?))?;
+    let oxide_ms = b.time(|| {
+        Ok(stencil::kernels::launch_stencil5_with(
+            s,
+            cfg,
+            &din,
+            r32,
+            c32,
+            wc,
+            wn,
+            ws,
+            ww,
+            we,
+            oxide_rt::Slice2d::new(&mut dout, c32 as usize),
+        )?)
+    })?;
 
     let (_m, f) = b.twin("stencil", "stencil5")?;
     let mut tout = s.alloc_zeros::<f32>(n)?;

@@ -3,7 +3,6 @@
 use super::saxpy::cfg_raw;
 use crate::harness::{Bench, Res, Row, Work};
 use cudarc::driver::PushKernelArg;
-use oxide_rt::device::AtomicF32;
 
 pub fn run(b: &Bench) -> Res<Row> {
     let (rows, cols) = (transpose::DEFAULT_SIZE, transpose::DEFAULT_SIZE);
@@ -13,7 +12,7 @@ pub fn run(b: &Bench) -> Res<Row> {
     let cfg = transpose::config(rows, cols);
     let (r32, c32) = (rows as u32, cols as u32);
     let din = s.clone_htod(&p.input)?;
-    let out = s.alloc_zeros::<AtomicF32>(n)?;
+    let out = s.alloc_zeros::<f32>(n)?;
     let oxide_ms = b.time(|| Ok(transpose::kernels::launch_transpose_with(s, cfg, r32, c32, &din, &out)?))?;
 
     let (_m, f) = b.twin("transpose", "transpose")?;
@@ -29,7 +28,7 @@ pub fn run(b: &Bench) -> Res<Row> {
 
     // The last timed runs of both, exact against the CPU transpose.
     let want = transpose::reference(&p);
-    let got: Vec<f32> = s.clone_dtoh(&out)?.into_iter().map(AtomicF32::into_inner).collect();
+    let got: Vec<f32> = s.clone_dtoh(&out)?;
     transpose::compare(&got, &want).map_err(|e| format!("oxide transpose differs from the reference: {e}"))?;
     transpose::compare(&s.clone_dtoh(&tout)?, &want)
         .map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;

@@ -1,0 +1,205 @@
+//! What typed launchers accept for slice arguments, and the checks every such argument passes
+//! before its address reaches a kernel.
+//!
+//! A launcher hands a kernel a pointer and a length, and the kernel trusts both: an element past
+//! the real allocation would be another buffer's. cudarc's `DevicePtr`/`DeviceSlice` are safe
+//! traits that any type may implement with any pointer and length, so the launchers take only
+//! [`DeviceInput`] / [`DeviceOutput`] types: sealed, implemented for cudarc's own `CudaSlice`,
+//! `CudaView` and `CudaViewMut` alone, whose lengths cudarc keeps within their allocation. Each
+//! buffer is also checked to belong to the launch's context and to be aligned for its element.
+
+use super::Error;
+use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut};
+use cudarc::driver::{DeviceSlice, SyncOnDrop};
+use std::sync::Arc;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl<T> sealed::Sealed for CudaSlice<T> {}
+impl<T> sealed::Sealed for CudaView<'_, T> {}
+impl<T> sealed::Sealed for CudaViewMut<'_, T> {}
+
+/// A device buffer a launcher passes as a kernel's `&[T]` input: `CudaSlice<T>`, `CudaView<T>`
+/// or `CudaViewMut<T>` (sealed: see the [module docs](self)).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed as a kernel's slice input",
+    note = "pass a `&CudaSlice<T>`, `&CudaView<T>` or `&CudaViewMut<T>` (e.g. from `stream.clone_htod(..)` or `.slice(..)`)"
+)]
+pub trait DeviceInput<T>: DevicePtr<T> + sealed::Sealed {
+    /// The context that owns the memory, when the type records it (views do not).
+    #[doc(hidden)]
+    fn owner(&self) -> Option<&Arc<CudaContext>>;
+}
+
+/// A device buffer a launcher passes as a kernel's output (`DisjointSlice<T>` and the other
+/// output types): `CudaSlice<T>` or `CudaViewMut<T>` (sealed: see the [module docs](self)).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed as a kernel's output",
+    note = "pass a `&mut CudaSlice<T>` or `&mut CudaViewMut<T>` (e.g. from `stream.alloc_zeros(..)` or `.slice_mut(..)`)"
+)]
+pub trait DeviceOutput<T>: DevicePtrMut<T> + sealed::Sealed {
+    /// The context that owns the memory, when the type records it (views do not).
+    #[doc(hidden)]
+    fn owner(&self) -> Option<&Arc<CudaContext>>;
+}
+
+impl<T> DeviceInput<T> for CudaSlice<T> {
+    fn owner(&self) -> Option<&Arc<CudaContext>> {
+        Some(self.context())
+    }
+}
+impl<T> DeviceInput<T> for CudaView<'_, T> {
+    fn owner(&self) -> Option<&Arc<CudaContext>> {
+        None
+    }
+}
+impl<T> DeviceInput<T> for CudaViewMut<'_, T> {
+    fn owner(&self) -> Option<&Arc<CudaContext>> {
+        None
+    }
+}
+impl<T> DeviceOutput<T> for CudaSlice<T> {
+    fn owner(&self) -> Option<&Arc<CudaContext>> {
+        Some(self.context())
+    }
+}
+impl<T> DeviceOutput<T> for CudaViewMut<'_, T> {
+    fn owner(&self) -> Option<&Arc<CudaContext>> {
+        None
+    }
+}
+
+/// A row-major 2-D buffer and its row width, for a kernel's `DisjointSlice2d<T>` output:
+/// `Slice2d::new(&mut buf, cols)` with a `CudaSlice<T>` for `launch_*`, a `[T]` for `cpu_*`.
+/// The width travels with the buffer so every thread of the launch uses the same one.
+pub struct Slice2d<'a, S: ?Sized> {
+    data: &'a mut S,
+    cols: usize,
+}
+
+impl<'a, S: ?Sized> Slice2d<'a, S> {
+    pub fn new(data: &'a mut S, cols: usize) -> Self {
+        Slice2d { data, cols }
+    }
+}
+
+/// A row-major 3-D buffer with its row width and rows per plane, for a kernel's
+/// `DisjointSlice3d<T>` output: `Slice3d::new(&mut buf, cols, rows)`.
+pub struct Slice3d<'a, S: ?Sized> {
+    data: &'a mut S,
+    cols: usize,
+    rows: usize,
+}
+
+impl<'a, S: ?Sized> Slice3d<'a, S> {
+    pub fn new(data: &'a mut S, cols: usize, rows: usize) -> Self {
+        Slice3d { data, cols, rows }
+    }
+}
+
+/// How generated launchers take a shaped output apart: the buffer and the launch-uniform shape
+/// that the device's `OutputSlice::from_raw` receives.
+#[doc(hidden)]
+pub trait Shaped<S: ?Sized> {
+    fn split(&mut self) -> (&mut S, [usize; 2]);
+}
+
+impl<S: ?Sized> Shaped<S> for Slice2d<'_, S> {
+    fn split(&mut self) -> (&mut S, [usize; 2]) {
+        (self.data, [self.cols, 0])
+    }
+}
+
+impl<S: ?Sized> Shaped<S> for Slice3d<'_, S> {
+    fn split(&mut self) -> (&mut S, [usize; 2]) {
+        (self.data, [self.cols, self.rows])
+    }
+}
+
+/// Checks that a buffer of `T`s at `ptr` may be handed to a kernel launched in `stream`'s
+/// context: aligned for `T`, and owned by that context (read from the buffer when it records its
+/// context, else asked of the driver).
+fn check_buffer<T>(
+    kernel: &'static str,
+    arg: &'static str,
+    ptr: u64,
+    len: usize,
+    owner: Option<sys::CUcontext>,
+    stream: &CudaStream,
+) -> Result<(), Error> {
+    let bad = |reason: String| Err(Error::InvalidLaunch { kernel, reason });
+    let align = std::mem::align_of::<T>() as u64;
+    if len > 0 && ptr % align != 0 {
+        return bad(format!(
+            "argument `{arg}` starts at {ptr:#x}, which is not aligned to its element's {align} bytes; \
+             pass a view that starts at a whole element of an allocation of this type"
+        ));
+    }
+    let ours = stream.context().cu_ctx();
+    let theirs = match owner {
+        Some(ctx) => ctx,
+        None if len == 0 || ptr == 0 => return Ok(()),
+        None => pointer_context(ptr).map_err(|source| Error::Driver {
+            what: format!("asking the driver which context owns argument `{arg}` of kernel `{kernel}`"),
+            source,
+        })?,
+    };
+    if theirs != ours {
+        return bad(format!(
+            "argument `{arg}` was allocated in another CUDA context than the stream the kernel is launched on; \
+             allocate it on a stream of the launch's context (or copy it there first)"
+        ));
+    }
+    Ok(())
+}
+
+fn pointer_context(ptr: u64) -> Result<sys::CUcontext, cudarc::driver::DriverError> {
+    let mut ctx: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: CU_POINTER_ATTRIBUTE_CONTEXT writes one `CUcontext` into the pointed-to variable, which lives across the call.
+    unsafe {
+        sys::cuPointerGetAttribute(
+            &mut ctx as *mut sys::CUcontext as *mut std::ffi::c_void,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+            ptr,
+        )
+        .result()?
+    };
+    Ok(ctx)
+}
+
+/// A `&[T]` input's address, length and the guard that records its use on `stream`, after the
+/// checks above. An empty input points at the context's zeroed pad (`pad`): the device code may
+/// read element 0 ahead of a bounds check (oxide-build's guarded loads).
+pub fn input_arg<'a, T>(
+    kernel: &'static str,
+    arg: &'static str,
+    buf: &'a impl DeviceInput<T>,
+    stream: &'a CudaStream,
+    pad: u64,
+) -> Result<(u64, usize, SyncOnDrop<'a>), Error> {
+    let len = DeviceSlice::len(buf);
+    let owner = buf.owner().map(|ctx| ctx.cu_ctx());
+    let (ptr, guard) = buf.device_ptr(stream);
+    check_buffer::<T>(kernel, arg, ptr, len, owner, stream)?;
+    let ptr = if len == 0 || ptr == 0 { pad } else { ptr };
+    Ok((ptr, len, guard))
+}
+
+/// An output's address, length and use guard, after the checks above. An empty allocation may
+/// have address 0, which Rust slices on the device must not see, so it becomes a dangling
+/// aligned address (never dereferenced, since the length is 0).
+pub fn output_arg<'a, T>(
+    kernel: &'static str,
+    arg: &'static str,
+    buf: &'a mut impl DeviceOutput<T>,
+    stream: &'a CudaStream,
+) -> Result<(u64, usize, SyncOnDrop<'a>), Error> {
+    let len = DeviceSlice::len(buf);
+    let owner = buf.owner().map(|ctx| ctx.cu_ctx());
+    let (ptr, guard) = buf.device_ptr_mut(stream);
+    check_buffer::<T>(kernel, arg, ptr, len, owner, stream)?;
+    let ptr = if len == 0 || ptr == 0 { std::mem::align_of::<T>() as u64 } else { ptr };
+    Ok((ptr, len, guard))
+}
