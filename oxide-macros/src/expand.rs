@@ -210,7 +210,9 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 // hold atomics; they have the plain type's layout).
                 let host_elem = atomic_host_elem(elem).unwrap_or_else(|| quote!(#elem));
                 gpu_params.push(quote! { #id: &impl #p::DeviceInput<#host_elem> });
-                gpu_prep.push(quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#host_elem>(); });
+                let assert = quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#host_elem>(); };
+                gpu_prep.push(assert.clone());
+                cpu_prep.push(assert);
                 gpu_prep.push(quote! {
                     let (#ptr, #len, #guard) = #p::input_arg::<#host_elem>(#export, #arg_name, #id, __oxide_stream, __oxide_pad)?;
                 });
@@ -220,7 +222,11 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             }
             ArgKind::SliceOut { elem, shape } => {
                 let shape_ident = format_ident!("__oxide_{}_shape", id);
-                gpu_prep.push(quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#elem>(); });
+                // Plain data only, on both executors: e.g. no `ThreadIndex` may be stored for
+                // another thread (or launch) to use.
+                let assert = quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#elem>(); };
+                gpu_prep.push(assert.clone());
+                cpu_prep.push(assert);
                 let gpu_buf = match shape {
                     OutShape::Flat => {
                         gpu_params.push(quote! { #id: &mut impl #p::DeviceOutput<#elem> });

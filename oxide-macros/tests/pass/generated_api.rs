@@ -38,6 +38,28 @@ mod kernels {
         bins[0].fetch_add(1, core::sync::atomic::Ordering::Relaxed);
     }
 
+    // `&[AtomicF32]` is a `CudaSlice<f32>` on the host: every atomic input is its plain type.
+    #[kernel]
+    pub fn fsum(x: &[f32], total: &[AtomicF32]) {
+        if let Some(v) = x.get(thread::index().get()) {
+            total[0].atomic_add(*v, Scope::Device);
+        }
+    }
+
+    // Row-major 2-D and 3-D outputs take their width (and height) from the host.
+    #[kernel(dims = 2)]
+    pub fn plane(mut y: DisjointSlice2d<u32>) {
+        if let Some(y) = y.get_mut() {
+            *y = 1;
+        }
+    }
+    #[kernel]
+    pub fn volume(a: u32, mut y: DisjointSlice3d<u32>) {
+        if let Some(y) = y.get_mut() {
+            *y = a;
+        }
+    }
+
     // A fixed block shape from constants.
     pub const W: u32 = 32;
     #[kernel(dims = 2, block(W, W / 4))]
@@ -58,8 +80,9 @@ mod kernels {
 
 use kernels::{Pair, Params};
 use cudarc::driver::{CudaSlice, CudaStream};
+use oxide_rt::device::AtomicF32;
 use std::sync::Arc;
-use oxide_rt::{Dim3, Error, LaunchConfig};
+use oxide_rt::{Dim3, Error, LaunchConfig, Slice2d, Slice3d};
 
 type R = Result<(), Error>;
 
@@ -80,4 +103,12 @@ fn main() {
 
     let _: fn(&Arc<CudaStream>, LaunchConfig, &CudaSlice<u32>) -> R = kernels::launch_count_with;
     let _: fn(LaunchConfig, &[core::sync::atomic::AtomicU32]) -> R = kernels::cpu_count_with;
+
+    let _: fn(&Arc<CudaStream>, LaunchConfig, &CudaSlice<f32>, &CudaSlice<f32>) -> R = kernels::launch_fsum_with;
+    let _: fn(LaunchConfig, &[f32], &[AtomicF32]) -> R = kernels::cpu_fsum_with;
+
+    let _: fn(&Arc<CudaStream>, LaunchConfig, Slice2d<'_, CudaSlice<u32>>) -> R = kernels::launch_plane_with;
+    let _: fn(LaunchConfig, Slice2d<'_, [u32]>) -> R = kernels::cpu_plane_with;
+    let _: fn(&Arc<CudaStream>, Dim3, Dim3, u32, Slice3d<'_, CudaSlice<u32>>) -> R = kernels::launch_volume;
+    let _: fn(LaunchConfig, u32, Slice3d<'_, [u32]>) -> R = kernels::cpu_volume_with;
 }

@@ -27,8 +27,9 @@ impl<'a, T> DisjointSlice<'a, T> {
 
     /// The element owned by thread `i`, or `None` past the end.
     #[inline(always)]
+    #[track_caller]
     pub fn get_mut(&mut self, i: ThreadIndex) -> Option<&mut T> {
-        let i = i.get();
+        let i = own(i);
         if i < self.len {
             // SAFETY: in bounds (checked above); no other thread holds index `i` (ThreadIndex is unique per launch) and `&mut self` stops this thread from taking it twice.
             Some(unsafe { &mut *self.ptr.as_ptr().add(i) })
@@ -36,6 +37,29 @@ impl<'a, T> DisjointSlice<'a, T> {
             None
         }
     }
+}
+
+/// The value of `i`, which must be the calling thread's own index. On the GPU no safe code can
+/// move a `ThreadIndex` to another thread (it is no `KernelArg` and no `SharedElem`, so it fits
+/// in no buffer, and the device has no thread-locals). In the host build a kernel could pass one
+/// through a thread-local to the next simulated thread of its block (they share an OS thread),
+/// so the CPU executor checks it.
+#[inline(always)]
+#[track_caller]
+fn own(i: ThreadIndex) -> usize {
+    #[cfg(not(target_arch = "nvptx64"))]
+    if i.get() != super::backend::global_linear_index() {
+        foreign_index(i.get());
+    }
+    i.get()
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn foreign_index(i: usize) -> ! {
+    panic!("ThreadIndex {i} used by another thread than its own; an output element belongs to the thread whose `thread::index()` it is")
 }
 
 /// A kernel's output buffer owned in fixed chunks of `N` elements: thread `i` owns elements
@@ -53,8 +77,9 @@ impl<'a, T, const N: usize> DisjointChunks<'a, T, N> {
     /// The full chunk of thread `i`, or `None` when it does not fit entirely (see
     /// [`chunk_mut`](Self::chunk_mut) for a short last chunk).
     #[inline(always)]
+    #[track_caller]
     pub fn get_mut(&mut self, i: ThreadIndex) -> Option<&mut [T; N]> {
-        let start = i.get().checked_mul(N)?;
+        let start = own(i).checked_mul(N)?;
         if N > 0 && start.checked_add(N)? <= self.len {
             // Distinct ThreadIndexes give disjoint chunks (N is the same for every thread) and
             // `&mut self` stops this thread from taking its chunk twice.
@@ -68,8 +93,9 @@ impl<'a, T, const N: usize> DisjointChunks<'a, T, N> {
     /// The chunk of thread `i`, shorter than `N` for the last one when `len` is not a multiple
     /// of `N`; `None` past the end.
     #[inline(always)]
+    #[track_caller]
     pub fn chunk_mut(&mut self, i: ThreadIndex) -> Option<&mut [T]> {
-        let start = i.get().checked_mul(N)?;
+        let start = own(i).checked_mul(N)?;
         if start < self.len {
             let n = N.min(self.len - start);
             // SAFETY: as in `get_mut`, for `start..start+n` within bounds.

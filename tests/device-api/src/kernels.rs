@@ -259,6 +259,34 @@ pub fn core_atomics(x: &[u32], mut out: DisjointSlice<u64>) {
     }
 }
 
+/// Only loads from an input of atomics (e.g. flags other kernels set). With the `noalias` that
+/// plain inputs get, llc-22 crashed on this kernel; inputs of atomics get none.
+#[kernel]
+pub fn atomic_loads(flags: &[AtomicU32], again: &[AtomicU32], mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    let a = flags.get(i.get()).map_or(0, |f| f.load(Ordering::Relaxed));
+    let b = again.get(i.get()).map_or(0, |f| f.load(Ordering::Relaxed));
+    if let Some(o) = out.get_mut(i) {
+        *o = a + 2 * b;
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+std::thread_local! {
+    /// Where `stash_shared` keeps a shared-memory view past its launch (host build only).
+    pub static STASH: core::cell::Cell<Option<SharedSlice<u32>>> = const { core::cell::Cell::new(None) };
+}
+
+/// Safe code keeping a shared-memory view beyond its block: possible in the host build (a
+/// thread-local); the CPU executor must then refuse to use it (see the CPU test).
+#[kernel]
+pub fn stash_shared() {
+    let tile = shared_array!(u32, 32);
+    tile.set(thread::thread_idx().x as usize, 7);
+    #[cfg(not(target_arch = "nvptx64"))]
+    STASH.with(|s| s.set(Some(tile)));
+}
+
 // Keep the unused atomic types referenced (they are part of the documented import line).
 #[allow(dead_code)]
 fn _types(_: &AtomicI32, _: &AtomicI64, _: &AtomicU64) {}

@@ -1,7 +1,7 @@
 //! Every kernel on the CPU executor (`cpu_<name>`), against the expected values in `check`.
 
 use device_api::{check, kernels};
-use oxide_rt::device::atomic::{AtomicF32, AtomicF64, Ordering};
+use oxide_rt::device::atomic::{AtomicF32, AtomicF64, AtomicU32, Ordering};
 use oxide_rt::{Error, LaunchConfig, Slice2d, Slice3d};
 
 #[test]
@@ -214,4 +214,24 @@ fn bounded_and_collatz() {
     kernels::cpu_collatz(3u32, 100u32, &x, &mut steps).unwrap();
     assert_eq!(steps, check::collatz(&x));
     assert_eq!(steps[27], shared_logic::collatz_steps(27));
+}
+
+/// The same buffer of atomics passed as two inputs (legal: they are shared, not exclusive).
+#[test]
+fn atomic_loads_from_one_buffer_twice() {
+    let flags: Vec<AtomicU32> = (0..100).map(AtomicU32::new).collect();
+    let mut out = vec![0u32; 100];
+    kernels::cpu_atomic_loads(4u32, 32u32, &flags, &flags, &mut out).unwrap();
+    assert_eq!(out, (0..100).map(|v| 3 * v).collect::<Vec<u32>>());
+}
+
+/// A shared-memory view kept past its block (here in a thread-local, which safe host code can
+/// do) panics when used, instead of touching the freed block memory.
+#[test]
+fn stale_shared_view_panics() {
+    kernels::STASH.with(|s| s.set(None));
+    kernels::cpu_stash_shared(1u32, 32u32).unwrap();
+    let view = kernels::STASH.with(|s| s.get()).expect("the kernel stashed its view");
+    let touched = std::panic::catch_unwind(|| view.get(0));
+    assert!(touched.is_err(), "a stale view must not read freed memory");
 }

@@ -212,3 +212,40 @@ fn printing_launch_bounds_and_dependencies() {
     run!(g, kernels::launch_collatz(s, 3u32, 100u32, &dx, &mut steps));
     assert_eq!(s.clone_dtoh(&steps).unwrap(), check::collatz(&x));
 }
+
+/// Inputs of atomics: the same buffer twice (legal, they are shared), and views of it, whose
+/// context the launcher asks the driver for.
+#[test]
+fn atomic_inputs_and_views() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let flags = s.clone_htod(&(0..100u32).collect::<Vec<_>>()).unwrap();
+    let mut out = s.alloc_zeros::<u32>(100).unwrap();
+    run!(g, kernels::launch_atomic_loads(s, 4u32, 32u32, &flags, &flags, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), (0..100).map(|v| 3 * v).collect::<Vec<u32>>());
+
+    let (head, tail) = (flags.slice(..50), flags.slice(50..));
+    let mut part = out.slice_mut(10..60);
+    run!(g, kernels::launch_atomic_loads(s, 2u32, 32u32, &head, &tail, &mut part));
+    let want: Vec<u32> = (0..100).map(|i| if (10..60).contains(&i) { (i - 10) + 2 * (i + 40) } else { 3 * i }).collect();
+    assert_eq!(s.clone_dtoh(&out).unwrap(), want);
+}
+
+/// A view that does not start at a whole element (only `unsafe` code can make one) is refused
+/// before the launch instead of faulting the context.
+#[test]
+fn misaligned_views_are_refused() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let bytes = s.alloc_zeros::<u8>(64).unwrap();
+    let shifted = bytes.slice(2..);
+    // SAFETY: 8 u32s fit in the 62 bytes; the point of the test is the misalignment.
+    let view = unsafe { shifted.transmute::<u32>(8) }.unwrap();
+    let mut out = s.alloc_zeros::<u32>(8).unwrap();
+    let err = kernels::launch_atomic_loads(s, 1u32, 32u32, &view, &view, &mut out).unwrap_err();
+    assert!(err.to_string().contains("not aligned"), "{err}");
+    // The context is still good.
+    let flags = s.clone_htod(&[1u32; 8]).unwrap();
+    run!(g, kernels::launch_atomic_loads(s, 1u32, 32u32, &flags, &flags, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), vec![3u32; 8]);
+}
