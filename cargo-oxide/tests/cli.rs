@@ -227,6 +227,13 @@ fn build_trace_shows_every_stage_with_its_commands_and_writes_the_prebuilt_dir()
         "paths relative to the crate"
     );
     assert!(m.toolchain["rustc"].as_str().unwrap().starts_with("rustc "));
+    let mut hashed: Vec<&str> = m.file_hashes.keys().map(String::as_str).collect();
+    let mut shipped = vec![m.ptx.as_str()];
+    shipped.extend(m.cubins.iter().map(|(_, f)| f.as_str()));
+    hashed.sort();
+    shipped.sort();
+    assert_eq!(hashed, shipped, "a SHA-256 for the PTX and every cubin");
+    assert_eq!(oxide_build::prebuilt::check_files(&m), vec![], "the written files match their manifest");
     assert!(out_dir.join("kernels.ptx").is_file());
     if !m.cubins.is_empty() {
         assert!(report.contains("ptxas -arch=sm_90 -v"), "{report}");

@@ -165,7 +165,13 @@ fn a_good_module_builds_validates_and_writes_a_manifest() {
     assert_eq!(sizes, vec![4, 8, 8, 8, 8], "f32, then ptr+len for each slice");
     let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out.manifest).unwrap()).unwrap();
     assert_eq!(manifest["kernels"][0]["name"], "scale");
-    assert_eq!(manifest["source_hash"].as_str().unwrap().len(), 16);
+    assert_eq!(manifest["source_hash"].as_str().unwrap().len(), 64, "SHA-256");
+    let ptx_hash = oxide_build::manifest::content_hash(&std::fs::read(&out.ptx).unwrap());
+    assert_eq!(manifest["file_sha256"]["kernels.ptx"].as_str(), Some(ptx_hash.as_str()));
+    for (arch, cubin) in &out.cubins {
+        let hash = oxide_build::manifest::content_hash(&std::fs::read(cubin).unwrap());
+        assert_eq!(manifest["file_sha256"][format!("kernels.{arch}.cubin")].as_str(), Some(hash.as_str()));
+    }
     assert!(out.sources.iter().any(|s| s.ends_with("src/kernels.rs")), "{:?}", out.sources);
     if ptxas_available() {
         assert!(out.validated);
