@@ -442,6 +442,8 @@ impl Build {
                 cfgs: &self.cfgs,
                 emit_asm: tc.llc.is_none(),
                 no_libdevice: tc.libdevice.is_none(),
+                kernels_file: &source,
+                module: &module,
             },
         )?;
         let mut outputs = vec![built.ir.clone()];
