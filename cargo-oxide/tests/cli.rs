@@ -179,6 +179,18 @@ fn inspect_shows_kernels_resources_and_sizes_of_a_prebuilt_dir() {
     let ptx_len = fs::metadata(dir.join("kernels.ptx")).unwrap().len();
     assert!(report.contains(&format!("PTX: kernels.ptx ({ptx_len} bytes, .target sm_90)")), "{report}");
     assert!(report.contains("cubin sm_90: kernels.sm_90.cubin ("), "{report}");
+    assert!(report.contains("files: match the manifest's SHA-256"), "{report}");
+
+    // An edited copy is reported, naming the file.
+    let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join("inspect-tampered");
+    let _ = fs::remove_dir_all(&copy);
+    fs::create_dir_all(&copy).unwrap();
+    for f in ["kernels.manifest.json", "kernels.ptx", "kernels.sm_90.cubin"] {
+        fs::copy(dir.join(f), copy.join(f)).unwrap();
+    }
+    fs::write(copy.join("kernels.ptx"), "garbage").unwrap();
+    let report = text(&cargo_oxide().arg("inspect").arg(&copy).output().unwrap());
+    assert!(report.contains("files: DO NOT MATCH the manifest") && report.contains("changed: kernels.ptx"), "{report}");
     let row = report.lines().find(|l| l.trim_start().starts_with("affine")).expect("a row for affine");
     let regs: u32 = row.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert!(regs > 0, "{row}");
