@@ -82,6 +82,16 @@ pub fn render(m: &ManifestFile, crate_dir: Option<&Path>) -> String {
     if m.cubins.is_empty() {
         s += "  cubins: none (ptxas did not run)\n";
     }
+    let problems = oxide_build::prebuilt::check_files(m);
+    if problems.is_empty() {
+        s += "  files: match the manifest's SHA-256\n";
+    } else {
+        let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        s += &format!(
+            "  files: DO NOT MATCH the manifest (not usable as prebuilt kernels):\n    {}\n",
+            lines.join("\n    ")
+        );
+    }
     let tc = &m.toolchain;
     s += &format!(
         "  built by: {} (LLVM {})\n",

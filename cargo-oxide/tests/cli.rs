@@ -164,7 +164,7 @@ fn doctor_reports_a_hidden_toolchain_and_bad_variables() {
     assert!(line(&report, "device").1.unwrap().contains("unset OXIDE_NO_DEVICE_TOOLCHAIN"), "{report}");
     let (ok, report) = m.doctor(&[("OXIDE_LLC", "/nonexistent/llc")]);
     assert!(ok, "llc is optional: {report}");
-    assert!(line(&report, "llc").0.contains("OXIDE_LLC=/nonexistent/llc is not an executable file"), "{report}");
+    assert!(line(&report, "llc").0.contains("OXIDE_LLC=/nonexistent/llc does not exist"), "{report}");
 }
 
 #[test]
@@ -179,6 +179,18 @@ fn inspect_shows_kernels_resources_and_sizes_of_a_prebuilt_dir() {
     let ptx_len = fs::metadata(dir.join("kernels.ptx")).unwrap().len();
     assert!(report.contains(&format!("PTX: kernels.ptx ({ptx_len} bytes, .target sm_90)")), "{report}");
     assert!(report.contains("cubin sm_90: kernels.sm_90.cubin ("), "{report}");
+    assert!(report.contains("files: match the manifest's SHA-256"), "{report}");
+
+    // An edited copy is reported, naming the file.
+    let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join("inspect-tampered");
+    let _ = fs::remove_dir_all(&copy);
+    fs::create_dir_all(&copy).unwrap();
+    for f in ["kernels.manifest.json", "kernels.ptx", "kernels.sm_90.cubin"] {
+        fs::copy(dir.join(f), copy.join(f)).unwrap();
+    }
+    fs::write(copy.join("kernels.ptx"), "garbage").unwrap();
+    let report = text(&cargo_oxide().arg("inspect").arg(&copy).output().unwrap());
+    assert!(report.contains("files: DO NOT MATCH the manifest") && report.contains("changed: kernels.ptx"), "{report}");
     let row = report.lines().find(|l| l.trim_start().starts_with("affine")).expect("a row for affine");
     let regs: u32 = row.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert!(regs > 0, "{row}");
@@ -227,6 +239,13 @@ fn build_trace_shows_every_stage_with_its_commands_and_writes_the_prebuilt_dir()
         "paths relative to the crate"
     );
     assert!(m.toolchain["rustc"].as_str().unwrap().starts_with("rustc "));
+    let mut hashed: Vec<&str> = m.file_hashes.keys().map(String::as_str).collect();
+    let mut shipped = vec![m.ptx.as_str()];
+    shipped.extend(m.cubins.iter().map(|(_, f)| f.as_str()));
+    hashed.sort();
+    shipped.sort();
+    assert_eq!(hashed, shipped, "a SHA-256 for the PTX and every cubin");
+    assert_eq!(oxide_build::prebuilt::check_files(&m), vec![], "the written files match their manifest");
     assert!(out_dir.join("kernels.ptx").is_file());
     if !m.cubins.is_empty() {
         assert!(report.contains("ptxas -arch=sm_90 -v"), "{report}");

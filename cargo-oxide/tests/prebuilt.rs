@@ -1,7 +1,8 @@
 //! Prebuilt kernels through oxide-build's public API, on a copy of examples/prebuilt with the
 //! device toolchain hidden (`OXIDE_NO_DEVICE_TOOLCHAIN=1`, a stable-only machine): current
 //! sources use the committed PTX and cubins; an edited kernel is a stale error that names the
-//! file, the kernel and the refresh command.
+//! file, the kernel and the refresh command; an edited PTX or cubin, a missing or unlisted file,
+//! and a manifest that does not hash the kernels module are errors naming the file, never used.
 
 use oxide_build::{Build, ErrorKind};
 use std::path::{Path, PathBuf};
@@ -131,5 +132,168 @@ fn the_committed_prebuilt_matches_the_example_sources() {
     // If this fails, run `cargo oxide build --manifest-path examples/prebuilt/Cargo.toml`.
     let m = oxide_build::ManifestFile::read(&example().join("kernels-prebuilt/kernels.manifest.json")).unwrap();
     assert_eq!(oxide_build::prebuilt::stale_sources(&m, &example()), vec![]);
+    assert_eq!(oxide_build::prebuilt::check_files(&m), vec![]);
+    assert!(m.sources.iter().any(|s| s.path == "src/kernels.rs"), "{:?}", m.sources);
     assert_eq!(m.archs, ["sm_90"]);
+}
+
+/// The build's error, after checking nothing was copied where the crate would embed it.
+fn refused(dir: &Path) -> String {
+    let err = stable_only(dir).try_compile().unwrap_err();
+    let msg = err.to_string();
+    eprintln!("{msg}");
+    assert_eq!(err.kind(), ErrorKind::Config, "{msg}");
+    assert!(!dir.join("out/oxide/kernels.ptx").exists(), "nothing was copied for embedding");
+    assert!(
+        msg.contains(&format!("`cargo oxide build --manifest-path {}`", dir.join("Cargo.toml").display())),
+        "the refresh command: {msg}"
+    );
+    msg
+}
+
+fn sha256(path: &Path) -> String {
+    oxide_build::manifest::content_hash(&std::fs::read(path).unwrap())
+}
+
+/// Rewrites the copied manifest as JSON.
+fn edit_manifest(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let path = dir.join("kernels-prebuilt/kernels.manifest.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn a_ptx_edited_by_one_byte_is_refused_naming_the_file_and_both_hashes() {
+    let dir = copy_example("tampered_ptx");
+    let ptx = dir.join("kernels-prebuilt/kernels.ptx");
+    let recorded = sha256(&ptx);
+    let text = std::fs::read_to_string(&ptx).unwrap();
+    assert!(text.contains("fma.rn.f32"), "the example's PTX computes a * x + b with one fma");
+    // Round toward zero instead of to nearest: one byte, still valid PTX, different results.
+    std::fs::write(&ptx, text.replacen("fma.rn.f32", "fma.rz.f32", 1)).unwrap();
+    let msg = refused(&dir);
+    assert!(
+        msg.contains(&format!(
+            "the prebuilt kernels in {} do not match their manifest",
+            dir.join("kernels-prebuilt").display()
+        )),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&format!(
+            "changed: kernels.ptx (the manifest records sha256 {recorded}, the file has sha256 {})",
+            sha256(&ptx)
+        )),
+        "{msg}"
+    );
+    assert!(!msg.contains("kernels.sm_90.cubin"), "only the edited file is named: {msg}");
+}
+
+#[test]
+fn a_ptx_replaced_by_garbage_is_refused() {
+    let dir = copy_example("garbage_ptx");
+    std::fs::write(dir.join("kernels-prebuilt/kernels.ptx"), "not PTX at all\n").unwrap();
+    let msg = refused(&dir);
+    assert!(msg.contains("changed: kernels.ptx"), "{msg}");
+}
+
+#[test]
+fn an_edited_cubin_is_refused_naming_it() {
+    let dir = copy_example("tampered_cubin");
+    let cubin = dir.join("kernels-prebuilt/kernels.sm_90.cubin");
+    let mut bytes = std::fs::read(&cubin).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    std::fs::write(&cubin, &bytes).unwrap();
+    let msg = refused(&dir);
+    assert!(msg.contains("changed: kernels.sm_90.cubin (the manifest records sha256"), "{msg}");
+    assert!(!msg.contains("changed: kernels.ptx"), "{msg}");
+}
+
+#[test]
+fn a_missing_or_unlisted_cubin_is_refused_naming_it() {
+    let dir = copy_example("missing_cubin");
+    std::fs::rename(dir.join("kernels-prebuilt/kernels.sm_90.cubin"), dir.join("kernels-prebuilt/kernels.sm_80.cubin"))
+        .unwrap();
+    let msg = refused(&dir);
+    assert!(msg.contains("missing: kernels.sm_90.cubin (listed in the manifest)"), "{msg}");
+    assert!(msg.contains("not listed in the manifest: kernels.sm_80.cubin"), "{msg}");
+}
+
+#[test]
+fn a_manifest_whose_sources_omit_the_kernels_module_is_refused() {
+    let dir = copy_example("no_sources");
+    // Consistent otherwise: no sources, and the hash of no sources.
+    edit_manifest(&dir, |m| {
+        m["sources"] = serde_json::json!([]);
+        m["source_hash"] = oxide_build::manifest::tree_hash(&[]).into();
+    });
+    let msg = refused(&dir);
+    assert!(
+        msg.contains("does not hash the kernels module src/kernels.rs (its sources: none)"),
+        "names the kernels module: {msg}"
+    );
+    assert!(msg.contains(&dir.join("kernels-prebuilt/kernels.manifest.json").display().to_string()), "{msg}");
+}
+
+#[test]
+fn a_manifest_listing_another_file_instead_of_the_kernels_module_is_refused() {
+    let dir = copy_example("other_source");
+    // `src/main.rs` with its true hash: that file never changes with the kernels, so the old
+    // check would have called the directory current whatever src/kernels.rs became.
+    let entry =
+        oxide_build::manifest::SourceEntry { path: "src/main.rs".into(), hash: sha256(&dir.join("src/main.rs")) };
+    edit_manifest(&dir, |m| {
+        m["sources"] = serde_json::json!([{"path": entry.path, "hash": entry.hash}]);
+        m["source_hash"] = oxide_build::manifest::tree_hash(std::slice::from_ref(&entry)).into();
+    });
+    let text = std::fs::read_to_string(dir.join("src/kernels.rs")).unwrap();
+    std::fs::write(dir.join("src/kernels.rs"), text.replace("a * x[i.get()] + b", "a * x[i.get()] - b")).unwrap();
+    let msg = refused(&dir);
+    assert!(msg.contains("does not hash the kernels module src/kernels.rs (its sources: src/main.rs)"), "{msg}");
+}
+
+#[test]
+fn a_manifest_whose_kernels_differ_from_the_ptx_is_refused() {
+    let dir = copy_example("kernel_layout");
+    // The PTX is untouched (its hash matches) but the manifest lies about `affine`'s parameters,
+    // which the host launchers are checked against.
+    edit_manifest(&dir, |m| {
+        m["kernels"][0]["params"].as_array_mut().unwrap().pop();
+    });
+    let msg = refused(&dir);
+    assert!(
+        msg.contains(
+            "it declares the kernels [affine(f32, f32, u64, u64, u64)] but kernels.ptx defines \
+             [affine(f32, f32, u64, u64, u64, u64)]"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_manifest_naming_a_file_outside_the_directory_is_refused() {
+    let dir = copy_example("outside");
+    let outside = sha256(&dir.join("src/kernels.rs"));
+    edit_manifest(&dir, |m| {
+        m["ptx"] = "../src/kernels.rs".into();
+        m["file_sha256"]["../src/kernels.rs"] = outside.into();
+    });
+    let msg = refused(&dir);
+    assert!(
+        msg.contains("not in the directory: the manifest names `../src/kernels.rs`, not a file next to it"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_format_1_manifest_without_file_hashes_is_refused_with_the_refresh_command() {
+    let dir = copy_example("format_1");
+    edit_manifest(&dir, |m| {
+        m["format"] = 1.into();
+        m.as_object_mut().unwrap().remove("file_sha256");
+    });
+    let msg = refused(&dir);
+    assert!(msg.contains("\"format\": 1") && msg.contains("cannot be checked"), "{msg}");
 }

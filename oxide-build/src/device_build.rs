@@ -19,6 +19,9 @@ pub(crate) struct Options<'a> {
     pub emit_asm: bool,
     /// No libdevice: the device API falls back to its own `no_std` math (`--cfg oxide_no_libdevice`).
     pub no_libdevice: bool,
+    /// The kernels module file and its module name, for hints about paths that leave it.
+    pub kernels_file: &'a Path,
+    pub module: &'a str,
 }
 
 pub(crate) struct DeviceBuild {
@@ -86,7 +89,7 @@ pub(crate) fn run(
     })?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        return Err(compile_error(&stderr, &command, tc));
+        return Err(compile_error(&stderr, &command, tc, opts));
     }
     let deps = target_dir.join(TARGET).join("release/deps");
     let ir = deps.join(format!("{}.ll", krate.lib_name));
@@ -106,7 +109,7 @@ pub(crate) fn run(
     Ok(DeviceBuild { ir, asm, sources, command })
 }
 
-fn compile_error(stderr: &str, command: &str, tc: &Toolchain) -> Error {
+fn compile_error(stderr: &str, command: &str, tc: &Toolchain, opts: &Options<'_>) -> Error {
     if stderr.contains("unable to build with the standard library") || stderr.contains("component add rust-src") {
         return Error::new(
             ErrorKind::MissingRustSrc,
@@ -115,13 +118,66 @@ fn compile_error(stderr: &str, command: &str, tc: &Toolchain) -> Error {
         );
     }
     let body: Vec<&str> = stderr.lines().filter(|l| !l.trim_start().starts_with("Compiling ")).collect();
+    let hint = outside_path(stderr, opts.kernels_file).map(|path| crate_path_hint(&path, opts)).unwrap_or_default();
     Error::new(
         ErrorKind::KernelCompile,
         format!(
-            "the kernels module does not compile for {TARGET} ({}):\n\n{}\n\n  command: {command}",
+            "the kernels module does not compile for {TARGET} ({}):\n\n{}\n{hint}\n  command: {command}",
             tc.rustc_version,
             body.join("\n").trim_end()
         ),
+    )
+}
+
+/// The first path in rustc's errors that looks for an item outside the kernels module:
+/// `crate::X` (on the device, `crate` is the generated device crate, which holds nothing but the
+/// kernels module), or `super::X` written at the kernels module's top level.
+fn outside_path(stderr: &str, kernels_file: &Path) -> Option<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(msg) = line.strip_prefix("error[E").and_then(|l| l.split_once("]: ")).map(|(_, m)| m) else {
+            continue;
+        };
+        // The error's location: the next `--> file:line:col`.
+        let at = lines[i + 1..]
+            .iter()
+            .take(3)
+            .find_map(|l| l.trim_start().strip_prefix("--> "))
+            .and_then(|l| l.rsplitn(3, ':').nth(2))
+            .map(Path::new);
+        let ticked: Vec<&str> = msg.split('`').skip(1).step_by(2).collect();
+        let first = ticked.first().copied().unwrap_or_default();
+        // `unresolved import `crate::x``, `failed to resolve: … `crate::x``.
+        if let Some(p) = ticked.iter().find(|t| t.starts_with("crate::")) {
+            return Some(p.to_string());
+        }
+        // `cannot find function `x` in the crate root`, `could not find `x` in the crate root`.
+        if msg.contains("in the crate root") {
+            return Some(format!("crate::{first}"));
+        }
+        let top_level = at.is_some_and(|a| a == kernels_file);
+        if top_level {
+            if let Some(p) = ticked.iter().find(|t| t.starts_with("super::")) {
+                return Some(p.to_string());
+            }
+            if msg.ends_with("in module `super`") || msg.contains("in `super`") {
+                return Some(format!("super::{first}"));
+            }
+        }
+    }
+    None
+}
+
+fn crate_path_hint(path: &str, opts: &Options<'_>) -> String {
+    let module = opts.module;
+    format!(
+        "\n  hint: `{path}` is not found because {} is compiled for the GPU on its own, as the only module of a \
+         generated device crate: there `crate::` is that device crate (it holds just `{module}`), not your crate, and \
+         `super::` at the top of the kernels module does not reach your crate either. Refer to the kernels module's own \
+         items with `self::…` (`super::…` from its submodules, or `crate::{module}::…` when your crate declares \
+         `mod {module};` at its root), and move what the kernels need into the kernels module or a submodule of it \
+         (or into a `no_std` crate added with `.device_dependency(..)`).\n",
+        opts.kernels_file.display()
     )
 }
 
@@ -159,6 +215,33 @@ mod tests {
     use super::*;
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    #[test]
+    fn finds_paths_that_leave_the_kernels_module() {
+        let k = Path::new("/app/src/kernels.rs");
+        let err = |msg: &str, at: &str| {
+            format!("warning: x\n  --> /rt/lib.rs:1:1\nerror[E0425]: {msg}\n --> {at}:6:49\n  |\n")
+        };
+        assert_eq!(
+            outside_path(&err("unresolved import `crate::shared`", "/app/src/kernels.rs"), k).as_deref(),
+            Some("crate::shared")
+        );
+        assert_eq!(
+            outside_path(&err("cannot find function `helper` in the crate root", "/app/src/kernels/util.rs"), k)
+                .as_deref(),
+            Some("crate::helper")
+        );
+        assert_eq!(
+            outside_path(&err("cannot find function `other` in module `super`", "/app/src/kernels.rs"), k).as_deref(),
+            Some("super::other")
+        );
+        // `super::` in a submodule of the kernels module is the kernels module: not the cause.
+        assert_eq!(
+            outside_path(&err("cannot find function `other` in module `super`", "/app/src/kernels/util.rs"), k),
+            None
+        );
+        assert_eq!(outside_path(&err("mismatched types", "/app/src/kernels.rs"), k), None);
+    }
 
     #[test]
     fn dep_info_paths_are_resolved_and_unescaped() -> TestResult {

@@ -442,6 +442,8 @@ impl Build {
                 cfgs: &self.cfgs,
                 emit_asm: tc.llc.is_none(),
                 no_libdevice: tc.libdevice.is_none(),
+                kernels_file: &source,
+                module: &module,
             },
         )?;
         let mut outputs = vec![built.ir.clone()];
@@ -570,7 +572,10 @@ impl Build {
             .collect();
         // The crate's own kernel sources define the prebuilt hash; oxide-rt/oxide-macros are
         // versioned dependencies, tracked for rebuilds (below) but not part of the kernels' identity.
-        let own: Vec<PathBuf> = sources.iter().filter(|p| p.starts_with(&manifest_dir)).cloned().collect();
+        // The kernels module itself is always among them: prebuilt kernels are refused when their
+        // manifest does not hash it.
+        let mut own: Vec<PathBuf> = sources.iter().filter(|p| p.starts_with(&manifest_dir)).cloned().collect();
+        own.push(source.clone());
         let entries =
             manifest::source_entries(&own, &manifest_dir).map_err(|e| Error::io("hashing kernel sources", e))?;
         let hash = manifest::tree_hash(&entries);
@@ -580,6 +585,13 @@ impl Build {
             .iter()
             .map(|(a, p)| (a.clone(), p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()))
             .collect();
+        // What the manifest vouches for: the PTX and cubins exactly as written (a prebuilt
+        // directory is checked against these before anything is embedded).
+        let mut file_hashes = vec![(format!("{module}.ptx"), manifest::content_hash(ptx_text.as_bytes()))];
+        for ((_, path), (_, name)) in cubins.iter().zip(&cubin_files) {
+            let bytes = std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+            file_hashes.push((name.clone(), manifest::content_hash(&bytes)));
+        }
         let manifest = manifest::Manifest {
             module: &module,
             source: &source_rel,
@@ -588,6 +600,7 @@ impl Build {
             archs: &archs,
             ptx_file: &format!("{module}.ptx"),
             cubins: &cubin_files,
+            file_hashes: &file_hashes,
             kernels: &kernels,
             meta: &meta,
             toolchain: serde_json::json!({
@@ -610,7 +623,7 @@ impl Build {
         // With a toolchain the prebuilt directory is not used, but say when it fell behind.
         if let (Some(dir), true) = (&prebuilt_dir, self.cargo_metadata) {
             let current = ManifestFile::read(&dir.join(format!("{module}.manifest.json"))).ok();
-            if current.is_none_or(|m| m.source_hash != hash) {
+            if current.is_none_or(|m| m.source_hash != hash || !prebuilt::check_files(&m).is_empty()) {
                 println!(
                     "cargo:warning=oxide-build: the prebuilt kernels in {} do not match the current sources (built from source here); refresh them with `{}`",
                     dir.display(),

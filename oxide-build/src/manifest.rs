@@ -1,5 +1,9 @@
 //! The manifest written next to the PTX: kernels and their parameters exactly as the PTX
-//! declares them (the launch ABI on nvptx64), plus the source hash and toolchain versions.
+//! declares them (the launch ABI on nvptx64), the SHA-256 of every kernel source and of every
+//! PTX and cubin file it describes, and the toolchain versions.
+//!
+//! Format 2 (this one) hashes with SHA-256; format 1 had FNV source hashes and no file hashes,
+//! so a prebuilt directory written by it cannot be checked and must be regenerated.
 
 use crate::error::{Error, ErrorKind};
 use crate::ptxas::KernelResources;
@@ -79,6 +83,9 @@ pub struct SourceEntry {
     pub hash: String,
 }
 
+/// The manifest format this oxide-build writes and reads.
+pub const FORMAT: u64 = 2;
+
 pub(crate) struct Manifest<'a> {
     pub module: &'a str,
     /// The kernels module, relative to the crate's manifest directory when it lies inside it.
@@ -89,6 +96,8 @@ pub(crate) struct Manifest<'a> {
     pub ptx_file: &'a str,
     /// (arch, cubin file name next to the manifest).
     pub cubins: &'a [(String, String)],
+    /// (file name next to the manifest, SHA-256) of the PTX and of every cubin.
+    pub file_hashes: &'a [(String, String)],
     pub kernels: &'a [KernelInfo],
     pub meta: &'a [(String, Vec<u64>)],
     pub toolchain: Value,
@@ -118,8 +127,9 @@ impl Manifest<'_> {
         let meta: BTreeMap<&str, &Vec<u64>> = self.meta.iter().map(|(k, v)| (k.as_str(), v)).collect();
         let sources: Vec<Value> = self.sources.iter().map(|s| json!({"path": s.path, "hash": s.hash})).collect();
         let cubins: BTreeMap<&str, &str> = self.cubins.iter().map(|(a, f)| (a.as_str(), f.as_str())).collect();
+        let files: BTreeMap<&str, &str> = self.file_hashes.iter().map(|(f, h)| (f.as_str(), h.as_str())).collect();
         let v = json!({
-            "format": 1,
+            "format": FORMAT,
             "module": self.module,
             "source": self.source,
             "source_hash": self.source_hash,
@@ -127,6 +137,7 @@ impl Manifest<'_> {
             "archs": self.archs,
             "ptx": self.ptx_file,
             "cubins": cubins,
+            "file_sha256": files,
             "kernels": kernels,
             "meta": meta,
             "toolchain": self.toolchain,
@@ -147,6 +158,8 @@ pub struct ManifestFile {
     pub archs: Vec<String>,
     pub ptx: String,
     pub cubins: Vec<(String, String)>,
+    /// File name (next to the manifest) → SHA-256 of the PTX and every cubin as written.
+    pub file_hashes: BTreeMap<String, String>,
     pub kernels: Vec<KernelInfo>,
     pub meta: BTreeMap<String, Vec<u64>>,
     pub toolchain: Value,
@@ -160,8 +173,19 @@ impl ManifestFile {
             Error::new(ErrorKind::Config, format!("{} is not an oxide kernels manifest: {what}", path.display()))
         };
         let v: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
-        if v["format"].as_u64() != Some(1) {
-            return Err(bad("unknown \"format\" (expected 1); regenerate it with this version of oxide"));
+        match v["format"].as_u64() {
+            Some(FORMAT) => {}
+            Some(1) => {
+                return Err(bad(
+                    "it has \"format\": 1, written by an older oxide-build without SHA-256 hashes of its PTX and \
+                     cubins, so it cannot be checked; regenerate it with this version of oxide (`cargo oxide build`)",
+                ))
+            }
+            _ => {
+                return Err(bad(&format!(
+                    "unknown \"format\" (expected {FORMAT}); regenerate it with this version of oxide (`cargo oxide build`)"
+                )))
+            }
         }
         let s = |k: &str| v[k].as_str().map(str::to_string).ok_or_else(|| bad(&format!("missing \"{k}\"")));
         let u = |r: &Value, k: &str| r[k].as_u64().unwrap_or(0) as u32;
@@ -219,6 +243,10 @@ impl ManifestFile {
                 .as_object()
                 .map(|o| o.iter().filter_map(|(a, f)| Some((a.clone(), f.as_str()?.to_string()))).collect())
                 .unwrap_or_default(),
+            file_hashes: v["file_sha256"]
+                .as_object()
+                .map(|o| o.iter().filter_map(|(f, h)| Some((f.clone(), h.as_str()?.to_string()))).collect())
+                .unwrap_or_default(),
             kernels,
             meta: v["meta"]
                 .as_object()
@@ -262,19 +290,15 @@ pub(crate) fn source_entries(files: &[PathBuf], base: &Path) -> std::io::Result<
     Ok(entries)
 }
 
-/// FNV-1a of one file's bytes.
-pub(crate) fn content_hash(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
+/// SHA-256 of one file's bytes, as 64 lowercase hex digits.
+pub fn content_hash(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The hash of all sources: over their relative paths and content hashes, so it is the same in
 /// every checkout of the crate (prebuilt kernels are checked against it).
-pub(crate) fn tree_hash(entries: &[SourceEntry]) -> String {
+pub fn tree_hash(entries: &[SourceEntry]) -> String {
     let mut text = String::new();
     for e in entries {
         text.push_str(&e.path);
@@ -345,6 +369,10 @@ mod tests {
             archs: &["sm_90".to_string()],
             ptx_file: "kernels.ptx",
             cubins: &[("sm_90".to_string(), "kernels.sm_90.cubin".to_string())],
+            file_hashes: &[
+                ("kernels.ptx".to_string(), "11".repeat(32)),
+                ("kernels.sm_90.cubin".to_string(), "22".repeat(32)),
+            ],
             kernels: &kernels,
             meta: &[("__oxide_launch_bounds_k".to_string(), vec![128, 0])],
             toolchain: json!({"rustc": "rustc 1.96.0"}),
@@ -355,6 +383,8 @@ mod tests {
         assert_eq!(back.kernels, kernels);
         assert_eq!(back.sources, sources);
         assert_eq!(back.cubins, vec![("sm_90".to_string(), "kernels.sm_90.cubin".to_string())]);
+        assert_eq!(back.file_hashes["kernels.ptx"], "11".repeat(32));
+        assert_eq!(back.file_hashes["kernels.sm_90.cubin"], "22".repeat(32));
         assert_eq!(back.meta["__oxide_launch_bounds_k"], vec![128, 0]);
         assert_eq!(
             (back.module.as_str(), back.source_hash.as_str(), back.ptx.as_str()),
@@ -363,6 +393,16 @@ mod tests {
         std::fs::write(&path, "{}")?;
         let Err(err) = ManifestFile::read(&path) else { return Err("`{}` should not read as a manifest".into()) };
         assert!(err.to_string().contains("not an oxide kernels manifest"), "{err}");
+        // A format-1 manifest has no file hashes: it cannot be checked, so it is not read.
+        std::fs::write(&path, m.to_json().replace("\"format\": 2", "\"format\": 1"))?;
+        let Err(err) = ManifestFile::read(&path) else { return Err("a format-1 manifest should not be read".into()) };
+        assert!(err.to_string().contains("\"format\": 1") && err.to_string().contains("cargo oxide build"), "{err}");
         Ok(())
+    }
+
+    #[test]
+    fn content_hash_is_sha256() {
+        assert_eq!(content_hash(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(content_hash(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     }
 }

@@ -1,8 +1,13 @@
 //! Prebuilt kernels: a directory committed with the crate (`cargo oxide build` writes it) that
-//! holds the PTX, the cubins and the manifest with a hash of every kernel source. A machine
-//! without the device toolchain uses it as long as the sources still hash the same; a stale
-//! directory is an error naming the changed files and the command that refreshes it, never
+//! holds the PTX, the cubins and the manifest with the SHA-256 of every kernel source (the
+//! kernels module among them) and of every PTX and cubin file. A machine without the device
+//! toolchain uses it only when every one of those hashes still matches; a stale or edited
+//! directory is an error naming the files that differ and the command that refreshes it, never
 //! silently used.
+//!
+//! The hashes catch accidental and partial edits (a hand-patched PTX, a bad merge, a truncated
+//! or swapped file); they are not a signature: whoever edits the manifest too can make it vouch
+//! for anything, so review changes to a prebuilt directory like code.
 
 use crate::device_crate::write_if_changed;
 use crate::error::{Error, ErrorKind};
@@ -102,11 +107,93 @@ fn kernels_in(text: &str) -> Vec<String> {
     names
 }
 
-/// Checks `req.dir` against the current sources and copies its PTX and cubins into
-/// `$OUT_DIR/oxide/`, exactly where a real build would write them.
+/// A file of a prebuilt directory that does not match its manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileProblem {
+    /// The file's name in the prebuilt directory.
+    pub file: String,
+    pub what: FileMismatch,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileMismatch {
+    /// The file's SHA-256 is not the one the manifest records.
+    Changed { recorded: String, actual: String },
+    /// The manifest lists the file but it is not there.
+    Missing,
+    /// The manifest lists the file but records no hash for it.
+    NoHash,
+    /// The manifest names something other than a plain file next to it (`../x`, `/abs`).
+    NotInDirectory,
+    /// A `<module>.*.cubin` in the directory that the manifest does not list (not embedded,
+    /// but a sign the directory was edited by hand).
+    Unlisted,
+}
+
+impl std::fmt::Display for FileProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.what {
+            FileMismatch::Changed { recorded, actual } => write!(
+                f,
+                "changed: {} (the manifest records sha256 {recorded}, the file has sha256 {actual})",
+                self.file
+            ),
+            FileMismatch::Missing => write!(f, "missing: {} (listed in the manifest)", self.file),
+            FileMismatch::NoHash => write!(f, "no hash: {} (the manifest lists it without its sha256)", self.file),
+            FileMismatch::NotInDirectory => {
+                write!(f, "not in the directory: the manifest names `{}`, not a file next to it", self.file)
+            }
+            FileMismatch::Unlisted => write!(f, "not listed in the manifest: {}", self.file),
+        }
+    }
+}
+
+/// Compares the PTX and cubins next to the manifest with the SHA-256 it records for each.
+pub fn check_files(file: &ManifestFile) -> Vec<FileProblem> {
+    let dir = file.dir();
+    let mut problems = Vec::new();
+    let mut listed = vec![file.ptx.clone()];
+    listed.extend(file.cubins.iter().map(|(_, f)| f.clone()));
+    for name in &listed {
+        let problem = |what| FileProblem { file: name.clone(), what };
+        let plain = !name.is_empty() && Path::new(name).file_name().is_some_and(|n| n == name.as_str());
+        if !plain {
+            problems.push(problem(FileMismatch::NotInDirectory));
+            continue;
+        }
+        let Some(recorded) = file.file_hashes.get(name) else {
+            problems.push(problem(FileMismatch::NoHash));
+            continue;
+        };
+        match std::fs::read(dir.join(name)) {
+            Ok(bytes) => {
+                let actual = manifest::content_hash(&bytes);
+                if &actual != recorded {
+                    problems.push(problem(FileMismatch::Changed { recorded: recorded.clone(), actual }));
+                }
+            }
+            Err(_) => problems.push(problem(FileMismatch::Missing)),
+        }
+    }
+    // `export` removes a module's old cubins, so one left over was put there by hand.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let mut unlisted: Vec<String> = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&format!("{}.", file.module)) && n.ends_with(".cubin") && !listed.contains(n))
+            .collect();
+        unlisted.sort();
+        problems.extend(unlisted.into_iter().map(|file| FileProblem { file, what: FileMismatch::Unlisted }));
+    }
+    problems
+}
+
+/// Checks `req.dir` against the current sources and its own manifest, then copies its PTX and
+/// cubins into `$OUT_DIR/oxide/`, exactly where a real build would write them.
 pub(crate) fn consume(req: &Request<'_>) -> Result<Consumed, Error> {
     let manifest_path = req.dir.join(format!("{}.manifest.json", req.module));
     let refresh = refresh_command(req.manifest_dir, req.dir);
+    let fix = format!("fix: run `{refresh}` on a machine with the device toolchain and commit {}", req.dir.display());
     if !manifest_path.is_file() {
         return Err(Error::new(
             ErrorKind::Config,
@@ -119,7 +206,8 @@ pub(crate) fn consume(req: &Request<'_>) -> Result<Consumed, Error> {
             ),
         ));
     }
-    let file = ManifestFile::read(&manifest_path)?;
+    let file = ManifestFile::read(&manifest_path)
+        .map_err(|e| Error::new(e.kind, format!("the prebuilt kernels cannot be used: {e}\n  {fix}")))?;
     if file.module != req.module || file.source != req.source {
         return Err(Error::new(
             ErrorKind::Config,
@@ -132,39 +220,120 @@ pub(crate) fn consume(req: &Request<'_>) -> Result<Consumed, Error> {
             ),
         ));
     }
+    // Without the kernels module among the hashed sources, no edit of it would ever be noticed.
+    if !file.sources.iter().any(|s| s.path == req.source) {
+        let listed: Vec<&str> = file.sources.iter().map(|s| s.path.as_str()).collect();
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "the prebuilt kernels in {} cannot be checked: their manifest {} does not hash the kernels module {} \
+                 (its sources: {}), so they may not match it (edited by hand?).\n  {fix}",
+                req.dir.display(),
+                manifest_path.display(),
+                req.source,
+                if listed.is_empty() { "none".to_string() } else { listed.join(", ") }
+            ),
+        ));
+    }
+    let problems = check_files(&file);
+    if !problems.is_empty() {
+        let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "the prebuilt kernels in {} do not match their manifest {} (edited or damaged since `cargo oxide build` \
+                 wrote them), so they are not used:\n  {}\n  {fix}",
+                req.dir.display(),
+                manifest_path.display(),
+                lines.join("\n  ")
+            ),
+        ));
+    }
     let stale = stale_sources(&file, req.manifest_dir);
     let current = manifest::source_entries(
         &file.sources.iter().map(|s| req.manifest_dir.join(&s.path)).collect::<Vec<_>>(),
         req.manifest_dir,
     );
     let hash_ok = current.as_ref().map(|c| manifest::tree_hash(c) == file.source_hash).unwrap_or(false);
-    if !stale.is_empty() || !hash_ok || file.sources.is_empty() {
+    if !stale.is_empty() || !hash_ok {
         return Err(Error::new(ErrorKind::Config, stale_message(req, &stale, &refresh)));
+    }
+    // The PTX is the one the manifest hashed; its entries must also be the kernels (and
+    // parameter layouts) the manifest declares, which the host launchers are checked against.
+    let ptx_path = req.dir.join(&file.ptx);
+    let ptx_text = std::fs::read_to_string(&ptx_path).map_err(|e| {
+        Error::io(format!("reading prebuilt {} (listed in {})", ptx_path.display(), manifest_path.display()), e)
+    })?;
+    let entries = manifest::parse_entries(&ptx_text);
+    let declared: Vec<(&str, &[manifest::Param])> =
+        file.kernels.iter().map(|k| (k.name.as_str(), k.params.as_slice())).collect();
+    let found: Vec<(&str, &[manifest::Param])> =
+        entries.iter().map(|k| (k.name.as_str(), k.params.as_slice())).collect();
+    if declared != found {
+        let names = |v: &[(&str, &[manifest::Param])]| {
+            v.iter()
+                .map(|(n, ps)| format!("{n}({})", ps.iter().map(param_text).collect::<Vec<_>>().join(", ")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "the prebuilt kernels in {} do not match their manifest {}: it declares the kernels [{}] but {} defines [{}] \
+                 (edited by hand?), so they are not used.\n  {fix}",
+                req.dir.display(),
+                manifest_path.display(),
+                names(&declared),
+                file.ptx,
+                names(&found)
+            ),
+        ));
     }
 
     let out = req.out_dir.join("oxide");
     std::fs::create_dir_all(&out).map_err(|e| Error::io(format!("creating {}", out.display()), e))?;
-    let copy = |name: &str| -> Result<PathBuf, Error> {
+    // Each file is hashed again as it is copied: what lands in `$OUT_DIR` is what was checked.
+    let copy = |name: &str, expected: Option<&String>| -> Result<PathBuf, Error> {
         let (from, to) = (req.dir.join(name), out.join(name));
         let bytes = std::fs::read(&from).map_err(|e| {
             Error::io(format!("reading prebuilt {} (listed in {})", from.display(), manifest_path.display()), e)
         })?;
+        if let Some(expected) = expected.filter(|h| **h != manifest::content_hash(&bytes)) {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "the prebuilt {} changed while it was being used (the manifest records sha256 {expected}).\n  {fix}",
+                    from.display()
+                ),
+            ));
+        }
         if std::fs::read(&to).ok().as_deref() != Some(&bytes[..]) {
             std::fs::write(&to, &bytes).map_err(|e| Error::io(format!("writing {}", to.display()), e))?;
         }
         Ok(to)
     };
-    let ptx = copy(&file.ptx)?;
+    let ptx = copy(&file.ptx, file.file_hashes.get(&file.ptx))?;
     let mut cubins = Vec::new();
     for (arch, name) in &file.cubins {
-        cubins.push((arch.clone(), copy(name)?));
+        cubins.push((arch.clone(), copy(name, file.file_hashes.get(name))?));
     }
-    let manifest = copy(&manifest_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())?;
+    let manifest =
+        copy(&manifest_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), None)?;
     let cubins_rs = out.join(format!("{}.cubins.rs", req.module));
     write_if_changed(&cubins_rs, &cubins_expr(&cubins))?;
     let missing_archs = req.archs.iter().filter(|a| !file.cubins.iter().any(|(c, _)| c == *a)).cloned().collect();
     let sources = file.sources.iter().map(|s| req.manifest_dir.join(&s.path)).collect();
     Ok(Consumed { ptx, manifest, cubins, cubins_rs, file, sources, missing_archs })
+}
+
+/// `f32`, or `b8[24B align 8]` for a parameter whose size or alignment is not its type's own.
+fn param_text(p: &manifest::Param) -> String {
+    let bytes = p.ptx_type.get(1..).and_then(|b| b.parse::<u32>().ok()).unwrap_or(0) / 8;
+    if p.size == bytes && p.align == bytes {
+        p.ptx_type.clone()
+    } else {
+        format!("{}[{}B align {}]", p.ptx_type, p.size, p.align)
+    }
 }
 
 fn stale_message(req: &Request<'_>, stale: &[StaleSource], refresh: &str) -> String {
@@ -214,7 +383,8 @@ pub fn export(out: &Output, dest: &Path) -> Result<Vec<PathBuf>, Error> {
     for (_, cubin) in &out.cubins {
         copy(cubin)?;
     }
-    // An old `kernels.sm_80.cubin` left behind would not be listed, but would confuse readers.
+    // An old `kernels.sm_80.cubin` left behind would not be listed, but would confuse readers
+    // (and makes `consume` refuse the directory).
     if let Ok(entries) = std::fs::read_dir(dest) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -223,6 +393,21 @@ pub fn export(out: &Output, dest: &Path) -> Result<Vec<PathBuf>, Error> {
                     .map_err(|err| Error::io(format!("removing the old {}", e.path().display()), err))?;
             }
         }
+    }
+    // What was written must pass the check a stable-only build will make.
+    let manifest_path = dest.join(out.manifest.file_name().unwrap_or_default());
+    let problems = check_files(&ManifestFile::read(&manifest_path)?);
+    if !problems.is_empty() {
+        let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        return Err(Error::new(
+            ErrorKind::Io,
+            format!(
+                "the files copied to {} do not match their manifest (changed while being copied?):\n  {}\n  \
+                 fix: run the command again",
+                dest.display(),
+                lines.join("\n  ")
+            ),
+        ));
     }
     Ok(written)
 }
@@ -236,6 +421,63 @@ mod tests {
         let text = "use oxide_rt::device::*;\n// #[kernel] in a comment\n#[kernel]\npub fn affine(a: f32) {}\n\
                     fn helper() {}\n#[kernel(launch_bounds(128))]\npub unsafe fn raw(p: *mut f32) {}\n";
         assert_eq!(kernels_in(text), vec!["affine".to_string(), "raw".to_string()]);
+    }
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    #[test]
+    fn check_files_names_each_file_that_differs_from_the_manifest() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let d = dir.path();
+        std::fs::write(d.join("k.ptx"), "PTX")?;
+        std::fs::write(d.join("k.sm_90.cubin"), "CUBIN")?;
+        let hash = |name: &str| -> std::io::Result<(String, String)> {
+            Ok((name.to_string(), manifest::content_hash(&std::fs::read(d.join(name))?)))
+        };
+        let cubins = [("sm_90".to_string(), "k.sm_90.cubin".to_string())];
+        let write = |file_hashes: &[(String, String)], ptx: &str| {
+            let m = manifest::Manifest {
+                module: "k",
+                source: "src/k.rs",
+                source_hash: String::new(),
+                sources: &[],
+                archs: &[],
+                ptx_file: ptx,
+                cubins: &cubins,
+                file_hashes,
+                kernels: &[],
+                meta: &[],
+                toolchain: serde_json::Value::Null,
+            };
+            std::fs::write(d.join("k.manifest.json"), m.to_json())?;
+            ManifestFile::read(&d.join("k.manifest.json")).map_err(|e| std::io::Error::other(e.to_string()))
+        };
+        let good = [hash("k.ptx")?, hash("k.sm_90.cubin")?];
+        assert_eq!(check_files(&write(&good, "k.ptx")?), vec![]);
+
+        std::fs::write(d.join("k.ptx"), "PTy")?;
+        let problems = check_files(&write(&good, "k.ptx")?);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].file, "k.ptx");
+        assert!(matches!(&problems[0].what, FileMismatch::Changed { recorded, .. } if *recorded == good[0].1));
+
+        std::fs::remove_file(d.join("k.sm_90.cubin"))?;
+        std::fs::write(d.join("k.sm_80.cubin"), "OLD")?;
+        let problems = check_files(&write(&[hash("k.ptx")?], "../k.ptx")?);
+        let found: Vec<(&str, &FileMismatch)> = problems.iter().map(|p| (p.file.as_str(), &p.what)).collect();
+        assert_eq!(
+            found,
+            [
+                ("../k.ptx", &FileMismatch::NotInDirectory),
+                ("k.sm_90.cubin", &FileMismatch::NoHash),
+                ("k.sm_80.cubin", &FileMismatch::Unlisted)
+            ]
+        );
+        let problems = check_files(&write(&[hash("k.ptx")?, good[1].clone()], "k.ptx")?);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems[0].what, FileMismatch::Missing, "{problems:?}");
+        assert_eq!(problems[0].to_string(), "missing: k.sm_90.cubin (listed in the manifest)");
+        Ok(())
     }
 
     #[test]

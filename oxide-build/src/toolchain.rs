@@ -92,16 +92,14 @@ pub(crate) fn discover(env: &Env) -> Result<Toolchain, Error> {
         ));
     };
     let (llc, opt, llvm_link) = llvm_tools(env, &rc)?;
-    let ptxas = env.path("OXIDE_PTXAS").or_else(|| find_ptxas(env));
-    if let Some(p) = &ptxas {
-        if !is_executable(p) {
-            return Err(Error::new(
-                ErrorKind::Config,
-                format!("OXIDE_PTXAS={} is not an executable file", p.display()),
-            ));
-        }
-    }
-    let libdevice = env.path("OXIDE_LIBDEVICE").or_else(|| find_libdevice(env, ptxas.as_deref()));
+    let ptxas = match env.path("OXIDE_PTXAS") {
+        Some(p) => Some(explicit_tool(env, "OXIDE_PTXAS", p)?),
+        None => find_ptxas(env),
+    };
+    let libdevice = match env.path("OXIDE_LIBDEVICE") {
+        Some(p) => Some(explicit_libdevice(p)?),
+        None => find_libdevice(env, ptxas.as_deref()),
+    };
     Ok(Toolchain {
         bootstrap: !rc.nightly,
         rustc: rc.rustc,
@@ -159,12 +157,69 @@ fn explicit(env: &Env, tried: &mut Tried) -> Result<Option<Rustc>, Error> {
     let origin = format!("OXIDE_DEVICE_RUSTC={}", rustc.display());
     let rc = probe(env, rustc, cargo, origin.clone())?;
     if !has_rust_src(&rc.sysroot) {
-        tried.looked.push(format!("{origin}: no rust-src under {}", rc.sysroot.display()));
-        tried.without_src.push((origin, "install the rust-src component for that toolchain".into()));
+        // The variable says which compiler to use: building with another one instead would be a
+        // surprise, so a miss here is an error, not a step to the next candidate.
+        let sysroot = rc.sysroot.clone();
+        let fix = match rustup_toolchain_name(&sysroot) {
+            Some(name) => format!("rustup component add rust-src --toolchain {name}"),
+            None => "install the library sources (rust-src) of that toolchain".into(),
+        };
+        tried.looked.push(format!("{origin}: no rust-src under {}", sysroot.display()));
+        tried.without_src.push((origin.clone(), fix.clone()));
         tried.partial.get_or_insert(rc);
-        return Ok(None);
+        return Err(Error::new(
+            ErrorKind::MissingRustSrc,
+            format!(
+                "{origin} has no standard library sources (rust-src): {} does not exist, and `-Zbuild-std=core` needs \
+                 them to build `core` for nvptx64-nvidia-cuda. oxide does not fall back to another rustc while \
+                 OXIDE_DEVICE_RUSTC is set.\n  fix: {fix}, or point OXIDE_DEVICE_RUSTC at a rustc that has them (or unset it)",
+                sysroot.join("lib/rustlib/src/rust/library/core/Cargo.toml").display()
+            ),
+        ));
     }
     Ok(Some(rc))
+}
+
+/// `nightly-x86_64-unknown-linux-gnu` for a sysroot `…/toolchains/nightly-x86_64-unknown-linux-gnu`.
+fn rustup_toolchain_name(sysroot: &Path) -> Option<String> {
+    if sysroot.parent()?.file_name()? != "toolchains" {
+        return None;
+    }
+    Some(sysroot.file_name()?.to_string_lossy().into_owned())
+}
+
+/// A tool named by an environment variable: it must be an executable file that runs
+/// (`--version` succeeds), checked before anything is built so the error names the variable.
+fn explicit_tool(env: &Env, var: &str, path: PathBuf) -> Result<PathBuf, Error> {
+    if !is_executable(&path) {
+        let why = if path.exists() { "is not an executable file" } else { "does not exist" };
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!("{var}={} {why}\n  fix: point {var} at the tool itself, or unset it", path.display()),
+        ));
+    }
+    if let Err(e) = run_capture(env, Command::new(&path).arg("--version")) {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!("{var}={} does not run: {e}\n  fix: point {var} at a working tool, or unset it", path.display()),
+        ));
+    }
+    Ok(path)
+}
+
+/// `OXIDE_LIBDEVICE` must be an LLVM bitcode file (libdevice.10.bc).
+fn explicit_libdevice(path: PathBuf) -> Result<PathBuf, Error> {
+    let fix = format!("point OXIDE_LIBDEVICE at <cuda>/nvvm/libdevice/libdevice.10.bc, or unset it ({INSTALL_PTXAS})");
+    let mut magic = [0u8; 4];
+    let read = std::fs::File::open(&path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic));
+    let why = match read {
+        Err(_) if !path.is_file() => "does not exist",
+        Err(_) => "cannot be read as LLVM bitcode",
+        // Raw bitcode (`BC\xC0\xDE`) or the bitcode wrapper (0x0B17C0DE, little-endian).
+        Ok(()) if magic == *b"BC\xC0\xDE" || magic == [0xDE, 0xC0, 0x17, 0x0B] => return Ok(path),
+        Ok(()) => "is not LLVM bitcode",
+    };
+    Err(Error::new(ErrorKind::Config, format!("OXIDE_LIBDEVICE={} {why}\n  fix: {fix}", path.display())))
 }
 
 fn rustup(env: &Env, tried: &mut Tried) -> Option<Rustc> {
@@ -282,10 +337,7 @@ type LlvmTools = (Option<PathBuf>, Option<PathBuf>, Option<PathBuf>);
 fn llvm_tools(env: &Env, rc: &Rustc) -> Result<LlvmTools, Error> {
     let explicit = ["OXIDE_LLC", "LLC_PATH", "CUDA_OXIDE_LLC"].iter().find_map(|k| env.path(k).map(|p| (*k, p)));
     let llc = match explicit {
-        Some((_, p)) if is_executable(&p) => Some(p),
-        Some((var, p)) => {
-            return Err(Error::new(ErrorKind::Config, format!("{var}={} is not an executable file", p.display())))
-        }
+        Some((var, p)) => Some(explicit_tool(env, var, p)?),
         None => {
             let major = rc.llvm_major;
             // rustup's llvm-tools ship an llc of exactly rustc's LLVM.
@@ -311,16 +363,16 @@ fn llvm_tools(env: &Env, rc: &Rustc) -> Result<LlvmTools, Error> {
         }
     };
     // opt and llvm-link sit next to llc with the same suffix (`llc-22` → `opt-22`).
-    let sibling = |tool: &str, var: &str| -> Option<PathBuf> {
+    let sibling = |tool: &str, var: &str| -> Result<Option<PathBuf>, Error> {
         if let Some(p) = env.path(var) {
-            return Some(p);
+            return explicit_tool(env, var, p).map(Some);
         }
-        let llc = llc.as_ref()?;
-        let name = llc.file_name()?.to_string_lossy().replacen("llc", tool, 1);
-        Some(llc.with_file_name(name)).filter(|p| is_executable(p))
+        let Some(llc) = llc.as_ref() else { return Ok(None) };
+        let name = llc.file_name().map(|n| n.to_string_lossy().replacen("llc", tool, 1));
+        Ok(name.map(|n| llc.with_file_name(n)).filter(|p| is_executable(p)))
     };
-    let opt = sibling("opt", "OXIDE_OPT");
-    let llvm_link = sibling("llvm-link", "OXIDE_LLVM_LINK");
+    let opt = sibling("opt", "OXIDE_OPT")?;
+    let llvm_link = sibling("llvm-link", "OXIDE_LLVM_LINK")?;
     Ok((llc, opt, llvm_link))
 }
 
@@ -494,25 +546,29 @@ pub(crate) fn doctor(env: &Env) -> Report {
             }
         }
     }
-    let ptxas = env.path("OXIDE_PTXAS").or_else(|| find_ptxas(env));
-    match &ptxas {
-        Some(p) if is_executable(p) => {
+    let explicit_ptxas = env.path("OXIDE_PTXAS").map(|p| explicit_tool(env, "OXIDE_PTXAS", p));
+    let ptxas = match &explicit_ptxas {
+        Some(Ok(p)) => Some(p.clone()),
+        Some(Err(_)) => None,
+        None => find_ptxas(env),
+    };
+    match (&ptxas, explicit_ptxas) {
+        (_, Some(Err(e))) => check("ptxas", None, e.message, Some(INSTALL_PTXAS.into()), false),
+        (Some(p), _) => {
             let version = run_capture(env, Command::new(p).arg("--version")).ok().and_then(|v| v.lines().find(|l| l.contains("release")).or(v.lines().last()).map(|l| l.trim().to_string()));
             check("ptxas", Some(p.display().to_string()), version.unwrap_or_default(), None, false)
         }
-        Some(p) => check("ptxas", None, format!("OXIDE_PTXAS={} is not an executable file", p.display()), Some(INSTALL_PTXAS.into()), false),
-        None => check("ptxas", None, "not in OXIDE_PTXAS, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin: PTX is not validated and no cubins are built".into(), Some(INSTALL_PTXAS.into()), false),
+        (None, _) => check("ptxas", None, "not in OXIDE_PTXAS, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin: PTX is not validated and no cubins are built".into(), Some(INSTALL_PTXAS.into()), false),
     }
-    match env.path("OXIDE_LIBDEVICE").or_else(|| find_libdevice(env, ptxas.as_deref())) {
-        Some(p) if p.is_file() => check("libdevice", Some(p.display().to_string()), String::new(), None, false),
-        Some(p) => check(
-            "libdevice",
-            None,
-            format!("OXIDE_LIBDEVICE={} does not exist", p.display()),
-            Some(INSTALL_PTXAS.into()),
-            false,
-        ),
-        None => check(
+    match env
+        .path("OXIDE_LIBDEVICE")
+        .map(explicit_libdevice)
+        .transpose()
+        .map(|p| p.or_else(|| find_libdevice(env, ptxas.as_deref())))
+    {
+        Ok(Some(p)) => check("libdevice", Some(p.display().to_string()), String::new(), None, false),
+        Err(e) => check("libdevice", None, e.message, Some(INSTALL_PTXAS.into()), false),
+        Ok(None) => check(
             "libdevice",
             None,
             "no nvvm/libdevice/libdevice.10.bc next to ptxas or under CUDA_HOME: kernels use oxide's own no_std math"
@@ -753,6 +809,94 @@ mod tests {
             err.to_string().contains("rustup component add rust-src --toolchain nightly-x86_64-unknown-linux-gnu"),
             "{err}"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn an_explicit_rustc_without_rust_src_is_an_error_not_a_fallback() -> TestResult {
+        let mut sb = Sandbox::new()?;
+        // A usable system toolchain that discovery would otherwise fall back to.
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true)?;
+        let (rustc, _) = sb.toolchain(
+            "home/.rustup/toolchains/nightly-x86_64-unknown-linux-gnu",
+            "rustc 1.97.0-nightly (abc 2026-11-01)",
+            false,
+        )?;
+        sb.env.set("OXIDE_DEVICE_RUSTC", Some(rustc.clone().into()));
+        let Err(err) = discover(&sb.env) else { return Err("an OXIDE_DEVICE_RUSTC without rust-src is used".into()) };
+        assert_eq!(err.kind(), ErrorKind::MissingRustSrc);
+        let m = err.to_string();
+        assert!(
+            m.starts_with(&format!("OXIDE_DEVICE_RUSTC={} has no standard library sources", rustc.display())),
+            "{m}"
+        );
+        assert!(m.contains("does not fall back to another rustc"), "{m}");
+        assert!(m.contains("rustup component add rust-src --toolchain nightly-x86_64-unknown-linux-gnu"), "{m}");
+
+        // Not a rustup toolchain: the fix says what is missing without a rustup command.
+        let (custom, _) = sb.toolchain("custom", "rustc 1.96.0 (x 2026-05-25)", false)?;
+        sb.env.set("OXIDE_DEVICE_RUSTC", Some(custom.into()));
+        let Err(err) = discover(&sb.env) else { return Err("an OXIDE_DEVICE_RUSTC without rust-src is used".into()) };
+        assert!(
+            err.to_string().contains(&format!(
+                "{}/lib/rustlib/src/rust/library/core/Cargo.toml does not exist",
+                sb.path("custom").display()
+            )),
+            "{err}"
+        );
+
+        // doctor shows the same error on the device rustc line and no toolchain.
+        let report = doctor(&sb.env);
+        let rustc_check = report.check("device rustc").ok_or("a device rustc line")?;
+        assert!(rustc_check.found.is_none() && rustc_check.detail.contains("does not fall back"), "{rustc_check:?}");
+        assert!(report.toolchain.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn explicit_llvm_tools_ptxas_and_libdevice_are_checked_up_front() -> TestResult {
+        let mut sb = Sandbox::new()?;
+        sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true)?;
+        let failing = sb.path("tools/broken");
+        fs::create_dir_all(sb.path("tools"))?;
+        fs::write(&failing, "#!/bin/sh\necho 'cannot open shared object' >&2\nexit 127\n")?;
+        fs::set_permissions(&failing, fs::Permissions::from_mode(0o755))?;
+        let plain = sb.path("tools/plain");
+        fs::write(&plain, "not a program")?;
+        let err_for = |var: &str, value: &Path| -> TestResult<Error> {
+            let mut env = sb.env.clone();
+            env.set(var, Some(value.into()));
+            match discover(&env) {
+                Ok(_) => Err(format!("{var}={} was accepted", value.display()).into()),
+                Err(e) => Ok(e),
+            }
+        };
+        for var in ["OXIDE_OPT", "OXIDE_LLVM_LINK", "OXIDE_LLC", "OXIDE_PTXAS"] {
+            let e = err_for(var, &sb.path("nope"))?;
+            assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+            assert!(e.message.starts_with(&format!("{var}={} does not exist", sb.path("nope").display())), "{e}");
+            let e = err_for(var, &plain)?;
+            assert!(e.message.starts_with(&format!("{var}={} is not an executable file", plain.display())), "{e}");
+            let e = err_for(var, &failing)?;
+            assert!(e.message.starts_with(&format!("{var}={} does not run", failing.display())), "{e}");
+            assert!(e.message.contains("cannot open shared object"), "the tool's own message: {e}");
+        }
+        let e = err_for("OXIDE_LIBDEVICE", &sb.path("nope.bc"))?;
+        assert!(
+            e.message.starts_with(&format!("OXIDE_LIBDEVICE={} does not exist", sb.path("nope.bc").display())),
+            "{e}"
+        );
+        let e = err_for("OXIDE_LIBDEVICE", &plain)?;
+        assert!(e.message.starts_with(&format!("OXIDE_LIBDEVICE={} is not LLVM bitcode", plain.display())), "{e}");
+
+        // Working ones are used as given.
+        let opt = sb.shim("tools/my-opt", "", Path::new("/"))?;
+        let bc = sb.path("tools/libdevice.10.bc");
+        fs::write(&bc, b"BC\xC0\xDE rest of the module")?;
+        sb.env.set("OXIDE_OPT", Some(opt.clone().into()));
+        sb.env.set("OXIDE_LIBDEVICE", Some(bc.clone().into()));
+        let tc = discover(&sb.env)?;
+        assert_eq!((tc.opt, tc.libdevice), (Some(opt), Some(bc)));
         Ok(())
     }
 

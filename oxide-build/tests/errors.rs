@@ -165,10 +165,51 @@ fn a_good_module_builds_validates_and_writes_a_manifest() {
     assert_eq!(sizes, vec![4, 8, 8, 8, 8], "f32, then ptr+len for each slice");
     let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out.manifest).unwrap()).unwrap();
     assert_eq!(manifest["kernels"][0]["name"], "scale");
-    assert_eq!(manifest["source_hash"].as_str().unwrap().len(), 16);
+    assert_eq!(manifest["source_hash"].as_str().unwrap().len(), 64, "SHA-256");
+    let ptx_hash = oxide_build::manifest::content_hash(&std::fs::read(&out.ptx).unwrap());
+    assert_eq!(manifest["file_sha256"]["kernels.ptx"].as_str(), Some(ptx_hash.as_str()));
+    for (arch, cubin) in &out.cubins {
+        let hash = oxide_build::manifest::content_hash(&std::fs::read(cubin).unwrap());
+        assert_eq!(manifest["file_sha256"][format!("kernels.{arch}.cubin")].as_str(), Some(hash.as_str()));
+    }
     assert!(out.sources.iter().any(|s| s.ends_with("src/kernels.rs")), "{:?}", out.sources);
     if ptxas_available() {
         assert!(out.validated);
         assert!(manifest["kernels"][0]["resources"]["registers"].as_u64().unwrap() > 0);
     }
+}
+
+#[test]
+fn a_kernel_reaching_for_crate_items_gets_a_hint_about_the_device_crate() {
+    // On the host `crate::helper` may well exist (in main.rs); on the device the kernels module
+    // is all there is.
+    let (dir, b) = crate_with(
+        "crate_paths",
+        "use oxide_rt::device::*;\n#[kernel]\npub fn k(mut y: DisjointSlice<f32>) {\n    let i = thread::index();\n    if let Some(o) = y.get_mut(i) { *o = crate::helper(); }\n}\n",
+    );
+    let err = b.try_compile().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::KernelCompile, "{err}");
+    let msg = err.to_string();
+    eprintln!("{msg}");
+    assert!(msg.contains("cannot find function `helper` in the crate root"), "rustc's own error first:\n{msg}");
+    let hint = msg.lines().find(|l| l.trim_start().starts_with("hint:")).unwrap_or_else(|| panic!("no hint:\n{msg}"));
+    assert!(
+        hint.contains(&format!(
+            "`crate::helper` is not found because {} is compiled for the GPU on its own",
+            dir.join("src/kernels.rs").display()
+        )),
+        "{hint}"
+    );
+    assert!(
+        hint.contains("`self::…`") && hint.contains("move what the kernels need into the kernels module"),
+        "{hint}"
+    );
+
+    // Any other compile error gets no such hint.
+    let (_, b) = crate_with(
+        "crate_paths_ok",
+        "use oxide_rt::device::*;\n#[kernel]\npub fn k(mut y: DisjointSlice<f32>) {\n    let v: f32 = 1u32;\n    if let Some(o) = y.get_mut(thread::index()) { *o = self::helper() + v; }\n}\nfn helper() -> f32 { 1.0 }\n",
+    );
+    let msg = b.try_compile().unwrap_err().to_string();
+    assert!(msg.contains("mismatched types") && !msg.contains("hint:"), "{msg}");
 }
