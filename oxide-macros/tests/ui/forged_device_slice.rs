@@ -22,6 +22,9 @@ impl DeviceSlice<f32> for Longer {
     fn len(&self) -> usize {
         self.0.len() * 10
     }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.0.stream()
+    }
 }
 
 impl DevicePtr<f32> for Longer {

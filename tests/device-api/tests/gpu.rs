@@ -227,7 +227,8 @@ fn atomic_inputs_and_views() {
     let (head, tail) = (flags.slice(..50), flags.slice(50..));
     let mut part = out.slice_mut(10..60);
     run!(g, kernels::launch_atomic_loads(s, 2u32, 32u32, &head, &tail, &mut part));
-    let want: Vec<u32> = (0..100).map(|i| if (10..60).contains(&i) { (i - 10) + 2 * (i + 40) } else { 3 * i }).collect();
+    let want: Vec<u32> =
+        (0..100).map(|i| if (10..60).contains(&i) { (i - 10) + 2 * (i + 40) } else { 3 * i }).collect();
     assert_eq!(s.clone_dtoh(&out).unwrap(), want);
 }
 
