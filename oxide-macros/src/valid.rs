@@ -120,6 +120,17 @@ pub fn check(k: &Kernel<'_>) -> Result<(), Error> {
         );
     }
     if type_params > 0 {
+        // Two entries with one suffix would export one symbol twice (`scale_f32` for both
+        // `f32` and `crate::f32`, or `f32` listed twice).
+        let suffixes: Vec<String> = k.instantiate.iter().map(crate::ast::instance_suffix).collect();
+        for (i, inst) in k.instantiate.iter().enumerate() {
+            if let Some(first) = suffixes[..i].iter().position(|s| *s == suffixes[i]) {
+                err(at(&inst.tokens), format!(
+                    "`{}` is instantiated twice (entries {} and {} both export `{}_{}`); hint: list each type once",
+                    show(&inst.tokens), first + 1, i + 1, k.export, suffixes[i]
+                ));
+            }
+        }
         for inst in &k.instantiate {
             if inst.types.len() != type_params {
                 err(at(&inst.tokens), format!(
