@@ -7,7 +7,7 @@ mod image;
 mod panic;
 
 pub use error::Error;
-pub use gpu::{gpu_available, Gpu};
+pub use gpu::{gpu_available, reset_device, Gpu, MAX_LOCAL_PER_THREAD};
 pub use image::{loaded_image, loaded_images, ImageKind};
 pub use panic::{panic_in, synchronize};
 

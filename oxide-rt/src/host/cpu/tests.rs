@@ -502,3 +502,49 @@ fn launch_limits_and_bounds() -> TestResult {
     let _ = Dim3::new(1, 1, 1);
     Ok(())
 }
+
+/// PTX of a kernel with a 32 KiB static shared array and a 4 MiB stack frame (through a helper).
+static FOOTPRINT_MODULE: EmbeddedModule = EmbeddedModule {
+    ptx: ".shared .align 4 .b8 TILE[32768];\n\
+          .func big_frame()\n{\n\t.local .align 8 .b8 \t__local_depot0[4194304];\n\tret;\n}\n\
+          .visible .entry tiled()\n{\n\tmov.u64 \t%rd1, TILE;\n\tret;\n}\n\
+          .visible .entry deep()\n{\n\tcall.uni big_frame, ();\n\tret;\n}\n",
+    cubins: &[],
+};
+
+#[test]
+fn static_plus_dynamic_shared_memory_is_checked_against_the_block_limit() -> TestResult {
+    let tiled = CpuKernel::new(&FOOTPRINT_MODULE, "tiled");
+    assert_eq!(tiled.static_shared_bytes(), 32 * 1024);
+    // 32 KiB static + 200 KiB dynamic = 232 KiB > 227 KiB: refused, naming both sizes.
+    let r = cpu_launch(&tiled, LaunchConfig::new(1, 32).shared_mem_bytes(200 * 1024), || {});
+    match r {
+        Err(Error::InvalidLaunch { kernel: "tiled", reason }) => {
+            assert!(reason.contains("32768 bytes of static shared memory"), "{reason}");
+            assert!(reason.contains("204800 bytes of dynamic shared memory"), "{reason}");
+            assert!(reason.contains("limit of 232448 bytes"), "{reason}");
+            assert!(reason.contains("at most 199680 bytes of dynamic"), "{reason}");
+        }
+        other => panic!("expected InvalidLaunch, got {other:?}"),
+    }
+    // Exactly at the limit is fine.
+    cpu_launch(&tiled, LaunchConfig::new(1, 32).shared_mem_bytes(227 * 1024 - 32 * 1024), || {})?;
+    Ok(())
+}
+
+#[test]
+fn a_stack_frame_beyond_the_per_thread_limit_is_refused() {
+    let deep = CpuKernel::new(&FOOTPRINT_MODULE, "deep");
+    let ran = AtomicUsize::new(0);
+    let r = cpu_launch(&deep, LaunchConfig::new(1, 1), || {
+        ran.fetch_add(1, Relaxed);
+    });
+    match r {
+        Err(Error::InvalidLaunch { kernel: "deep", reason }) => {
+            assert!(reason.contains("4194304 bytes of local memory"), "{reason}");
+            assert!(reason.contains("524288 bytes"), "{reason}");
+        }
+        other => panic!("expected InvalidLaunch, got {other:?}"),
+    }
+    assert_eq!(ran.load(Relaxed), 0, "a refused launch runs no thread");
+}
