@@ -21,6 +21,9 @@ struct Function {
     uses: HashSet<String>,
     /// Bytes of its `.local` depot (`__local_depotN`): its stack frame.
     local_bytes: u64,
+    /// `.shared` arrays declared inside its body (LLVM moves an array only one kernel uses
+    /// there): name, bytes, alignment.
+    shared: Vec<(String, u64, u64)>,
 }
 
 /// What a kernel needs from a block and a thread, read from its PTX: static shared memory
@@ -41,17 +44,18 @@ pub(crate) fn footprint(ptx: &str, entry: &str) -> Option<Footprint> {
     }
     let mut used = HashSet::new();
     let mut local_bytes = 0;
+    let mut arrays: Vec<&(String, u64, u64)> = Vec::new();
     for name in reachable(&parsed, entry) {
         if let Some(f) = parsed.functions.get(&name) {
             used.extend(f.uses.iter().cloned());
             local_bytes = local_bytes.max(f.local_bytes);
+            arrays.extend(f.shared.iter());
         }
     }
+    arrays.extend(parsed.shared.iter().filter(|(name, ..)| used.contains(name)));
     let mut static_shared = 0u64;
-    for (name, size, align) in &parsed.shared {
-        if used.contains(name) {
-            static_shared = static_shared.next_multiple_of((*align).max(1)) + size;
-        }
+    for (_, size, align) in arrays {
+        static_shared = static_shared.next_multiple_of((*align).max(1)) + size;
     }
     Some(Footprint { static_shared, local_bytes })
 }
@@ -140,6 +144,8 @@ fn parse(ptx: &str) -> Parsed {
         if let Some(f) = current.as_ref().and_then(|name| functions.get_mut(name)) {
             if let Some((_, bytes, _)) = variable(stmt, ".local") {
                 f.local_bytes += bytes;
+            } else if let Some(var) = variable(stmt, ".shared") {
+                f.shared.push(var);
             } else {
                 scan_instruction(stmt, f, &mut mentioned);
             }
@@ -450,6 +456,12 @@ $L__BB1_1:
 	call.uni helper, ();
 	ret;
 }
+.visible .entry inner()
+{
+	.shared .align 4 .b8 INNER[4096];
+	mov.u64 	%rd1, INNER;
+	ret;
+}
 .visible .entry none()
 {
 	mov.u64 	%rd1, __oxide_dynamic_shared;
@@ -461,6 +473,8 @@ $L__BB1_1:
         // 32768 + 100 (OTHER, 8-aligned after TILE), the helper's 4 MiB frame is the largest.
         assert_eq!(footprint(ptx, "uses_both"), Some(Footprint { static_shared: 32868, local_bytes: 4194304 }));
         assert_eq!(footprint(ptx, "none"), Some(Footprint::default()), "the dynamic window is not static");
+        // LLVM declares an array that only one kernel uses inside that kernel's body.
+        assert_eq!(footprint(ptx, "inner"), Some(Footprint { static_shared: 4096, local_bytes: 0 }));
         assert_eq!(footprint(ptx, "missing"), None);
         assert_eq!(super::variable(".shared .align 16 .f32 UNUSED[4][4]", ".shared"), Some(("UNUSED".into(), 64, 16)));
     }
