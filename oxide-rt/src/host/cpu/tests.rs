@@ -548,3 +548,42 @@ fn a_stack_frame_beyond_the_per_thread_limit_is_refused() {
     }
     assert_eq!(ran.load(Relaxed), 0, "a refused launch runs no thread");
 }
+
+#[test]
+fn bad_warp_arguments_are_reported_at_the_callers_line() {
+    use crate::device::warp;
+    // A width that is not a power of two: the panic points at this file, not at warp.rs.
+    let line = line!() + 2;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        let _ = warp::shfl_xor_sync(warp::FULL_MASK, 1.5f64, 1, 3);
+    });
+    match r {
+        Err(Error::KernelPanic { message, location: Some(at), .. }) => {
+            assert!(message.contains("shuffle width 3"), "{message}");
+            assert!(at.starts_with(&format!("{}:{line}:", file!())), "{at}");
+        }
+        other => panic!("expected a kernel panic with a location, got {other:?}"),
+    }
+    // A mask without the calling lane, through a vote and through sync_warp.
+    let line = line!() + 2;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        let _ = warp::ballot_sync(1, true);
+    });
+    match r {
+        Err(Error::KernelPanic { message, location: Some(at), .. }) => {
+            assert!(message.contains("does not name the calling lane"), "{message}");
+            assert!(at.starts_with(&format!("{}:{line}:", file!())), "{at}");
+        }
+        other => panic!("expected a kernel panic with a location, got {other:?}"),
+    }
+    let line = line!() + 2;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        crate::device::sync::sync_warp(0b10);
+    });
+    match r {
+        Err(Error::KernelPanic { location: Some(at), .. }) => {
+            assert!(at.starts_with(&format!("{}:{line}:", file!())), "{at}")
+        }
+        other => panic!("expected a kernel panic with a location, got {other:?}"),
+    }
+}
