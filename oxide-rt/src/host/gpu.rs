@@ -402,9 +402,11 @@ impl Kernel {
                     let shared =
                         attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory size")?;
                     let local = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local memory size")?;
-                    if funcs.is_empty() {
-                        lock(&KERNELS).push(self);
+                    let mut kernels = lock(&KERNELS);
+                    if !kernels.iter().any(|k| std::ptr::eq(*k, self)) {
+                        kernels.push(self);
                     }
+                    drop(kernels);
                     funcs.push(Function {
                         ctx: ctx_key,
                         ordinal: ctx.ordinal(),
