@@ -13,7 +13,7 @@ for e in $EXAMPLES prebuilt kargs oxide-bench-gpu cargo-oxide; do cp "target/rel
 # Test binaries: the last line cargo prints for each test target names its executable.
 tests() { cargo test --locked "$@" --no-run --message-format=json 2>/dev/null \
   | grep -o '"executable":"[^"]*"' | cut -d'"' -f4; }
-for t in $(tests -p oxide-e2e --test run) $(tests -p device-api --test gpu --test gpu_panic) \
+for t in $(tests -p oxide-e2e --test run) $(tests -p device-api --test gpu --test gpu_panic --test gpu_fault) \
          $(tests --release -p differential --test differential) $(tests -p prebuilt --test image); do
   name="$(basename "$t" | sed 's/-[0-9a-f]*$//')"
   cp "$t" "$BIN/test-$name"

@@ -547,6 +547,11 @@ impl Build {
                                 k.name, r.spill_stores, r.spill_loads, r.registers
                             );
                         }
+                        if self.cargo_metadata {
+                            for w in ptxas::resource_warnings(&k.name, arch, r) {
+                                println!("cargo:warning=oxide-build: {w}");
+                            }
+                        }
                         if arch == &lowest {
                             k.resources = Some(r.clone());
                         }

@@ -213,6 +213,7 @@ impl ManifestFile {
                     spill_loads: u(r, "spill_loads"),
                     stack_frame: u(r, "stack_frame"),
                     shared_bytes: u(r, "shared_bytes"),
+                    ..Default::default()
                 }),
             })
             .collect();

@@ -13,6 +13,59 @@ pub struct KernelResources {
     pub spill_loads: u32,
     pub stack_frame: u32,
     pub shared_bytes: u32,
+    /// The entry's stack including every function it calls (`N bytes cumulative stack size`,
+    /// newer ptxas), 0 when not reported.
+    pub cumulative_stack: u32,
+    /// ptxas could not bound the stack (recursion, or calls through function pointers):
+    /// `Stack size for entry function 'k' cannot be statically determined`.
+    pub stack_unbounded: bool,
+}
+
+/// A stack frame above this many bytes per thread gets a build warning: local memory is slow
+/// (it lives in device memory) and the driver reserves it for every resident thread.
+pub const STACK_WARN_BYTES: u32 = 16 * 1024;
+/// Per-thread local memory a GPU thread can have: larger kernels can never launch.
+pub const STACK_LIMIT_BYTES: u32 = 512 * 1024;
+/// Static shared memory a kernel may declare (`__shared__` arrays: 48 KiB on every GPU).
+pub const STATIC_SHARED_LIMIT_BYTES: u32 = 48 * 1024;
+/// Static shared memory above this gets a build warning (near the 48 KiB limit; and every byte
+/// of it is unavailable to the launch's dynamic shared memory).
+pub const STATIC_SHARED_WARN_BYTES: u32 = 40 * 1024;
+
+/// The build warnings (without the `cargo:warning=` prefix) for kernel `name`'s resources on
+/// `arch`: large or unbounded stacks, static shared memory near the limit.
+pub fn resource_warnings(name: &str, arch: &str, r: &KernelResources) -> Vec<String> {
+    let mut out = Vec::new();
+    let stack = r.stack_frame.max(r.cumulative_stack);
+    if stack > STACK_LIMIT_BYTES {
+        out.push(format!(
+            "kernel `{name}` needs {stack} bytes of stack (local memory) per thread on {arch}, more than the \
+             {STACK_LIMIT_BYTES} bytes a GPU thread can have: every launch will be refused; move large local \
+             arrays to a device buffer or to shared memory"
+        ));
+    } else if stack > STACK_WARN_BYTES {
+        out.push(format!(
+            "kernel `{name}` uses {stack} bytes of stack (local memory) per thread on {arch} (above {STACK_WARN_BYTES}): \
+             local memory lives in device memory and is reserved for every resident thread; consider a device \
+             buffer or shared memory for large local arrays"
+        ));
+    }
+    if r.stack_unbounded {
+        out.push(format!(
+            "kernel `{name}`: ptxas cannot bound its stack on {arch} (recursion, or calls through function pointers \
+             such as `dyn` methods or formatting); a deep call chain overflows the per-thread stack at run time \
+             (an illegal-address fault that loses the CUDA context)"
+        ));
+    }
+    if r.shared_bytes > STATIC_SHARED_WARN_BYTES {
+        out.push(format!(
+            "kernel `{name}` declares {} bytes of static shared memory on {arch}, near the {STATIC_SHARED_LIMIT_BYTES}-byte \
+             limit for static arrays; launches have that much less room for dynamic shared memory \
+             (use `dynamic_shared` for large buffers)",
+            r.shared_bytes
+        ));
+    }
+    out
 }
 
 pub(crate) struct Report {
@@ -52,6 +105,13 @@ pub(crate) fn parse_verbose(text: &str) -> BTreeMap<String, KernelResources> {
     let mut current: Option<String> = None;
     for line in text.lines() {
         let line = line.trim();
+        if line.contains("cannot be statically determined") {
+            if let Some(rest) = line.split("entry function '").nth(1) {
+                let name = rest.split('\'').next().unwrap_or_default().to_string();
+                map.entry(name).or_default().stack_unbounded = true;
+            }
+            continue;
+        }
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
             let name = rest.split('\'').next().unwrap_or_default().to_string();
             map.entry(name.clone()).or_default();
@@ -71,6 +131,7 @@ pub(crate) fn parse_verbose(text: &str) -> BTreeMap<String, KernelResources> {
             if line.contains("Used ") {
                 k.registers = num_before(" registers").unwrap_or(0);
                 k.shared_bytes = num_before(" bytes smem").unwrap_or(0);
+                k.cumulative_stack = num_before(" bytes cumulative stack size").unwrap_or(0);
             }
         }
     }
@@ -95,8 +156,61 @@ mod tests {
         let m = parse_verbose(text);
         assert_eq!(
             m["reduce"],
-            KernelResources { registers: 40, spill_stores: 8, spill_loads: 4, stack_frame: 16, shared_bytes: 1024 }
+            KernelResources {
+                registers: 40,
+                spill_stores: 8,
+                spill_loads: 4,
+                stack_frame: 16,
+                shared_bytes: 1024,
+                ..Default::default()
+            }
         );
         assert_eq!(m["saxpy"], KernelResources { registers: 10, ..Default::default() });
+    }
+
+    /// ptxas 13's output for a kernel with a 4 MiB local array calling a recursive function, plus
+    /// the warning older/other ptxas versions print for an unbounded stack.
+    const BIG: &str = "ptxas info    : 0 bytes gmem\n\
+        ptxas warning : Stack size for entry function 'rec' cannot be statically determined\n\
+        ptxas info    : Compiling entry function 'k' for 'sm_90'\n\
+        ptxas info    : Function properties for k\n\
+        \x20   4194304 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+        ptxas info    : Used 24 registers, used 0 barriers, 4194304 bytes cumulative stack size\n\
+        ptxas info    : Compile time = 11.820 ms\n\
+        ptxas info    : Function properties for f\n\
+        \x20   16 bytes stack frame, 12 bytes spill stores, 12 bytes spill loads\n\
+        ptxas info    : Compiling entry function 'rec' for 'sm_90'\n\
+        ptxas info    : Function properties for rec\n\
+        \x20   32 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+        ptxas info    : Used 30 registers, 44000 bytes smem, 380 bytes cmem[0]\n";
+
+    #[test]
+    fn parses_cumulative_stack_and_unbounded_stacks() {
+        let m = parse_verbose(BIG);
+        assert_eq!(m["k"].stack_frame, 4194304);
+        assert_eq!(m["k"].cumulative_stack, 4194304);
+        assert_eq!(m["k"].registers, 24);
+        assert!(!m["k"].stack_unbounded);
+        assert!(m["rec"].stack_unbounded);
+        assert_eq!(m["rec"].stack_frame, 32);
+        assert_eq!(m["rec"].shared_bytes, 44000);
+        assert!(!m.contains_key("f"), "device functions are not kernels");
+    }
+
+    #[test]
+    fn warns_about_large_and_unbounded_stacks_and_shared_memory_near_the_limit() {
+        let m = parse_verbose(BIG);
+        let k = resource_warnings("k", "sm_90", &m["k"]);
+        assert_eq!(k.len(), 1, "{k:?}");
+        assert!(k[0].contains("kernel `k` needs 4194304 bytes of stack") && k[0].contains("refused"), "{k:?}");
+        let rec = resource_warnings("rec", "sm_90", &m["rec"]);
+        assert_eq!(rec.len(), 2, "{rec:?}");
+        assert!(rec[0].contains("cannot bound its stack") && rec[0].contains("recursion"), "{rec:?}");
+        assert!(rec[1].contains("44000 bytes of static shared memory"), "{rec:?}");
+        let medium = KernelResources { stack_frame: 32 * 1024, ..Default::default() };
+        let w = resource_warnings("m", "sm_80", &medium);
+        assert!(w.len() == 1 && w[0].contains("uses 32768 bytes of stack") && w[0].contains("sm_80"), "{w:?}");
+        let small = KernelResources { stack_frame: 1024, shared_bytes: 16 * 1024, registers: 40, ..Default::default() };
+        assert!(resource_warnings("s", "sm_90", &small).is_empty());
     }
 }

@@ -125,10 +125,17 @@ pub fn check(k: &Kernel<'_>) -> Result<(), Error> {
         let suffixes: Vec<String> = k.instantiate.iter().map(crate::ast::instance_suffix).collect();
         for (i, inst) in k.instantiate.iter().enumerate() {
             if let Some(first) = suffixes[..i].iter().position(|s| *s == suffixes[i]) {
-                err(at(&inst.tokens), format!(
-                    "`{}` is instantiated twice (entries {} and {} both export `{}_{}`); hint: list each type once",
-                    show(&inst.tokens), first + 1, i + 1, k.export, suffixes[i]
-                ));
+                err(
+                    at(&inst.tokens),
+                    format!(
+                        "`{}` is instantiated twice (entries {} and {} both export `{}_{}`); hint: list each type once",
+                        show(&inst.tokens),
+                        first + 1,
+                        i + 1,
+                        k.export,
+                        suffixes[i]
+                    ),
+                );
             }
         }
         for inst in &k.instantiate {

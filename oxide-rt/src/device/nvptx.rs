@@ -275,8 +275,14 @@ pub fn handle_panic<const MESSAGE: bool>(info: &core::panic::PanicInfo<'_>) -> !
     // SAFETY: reading a pointer-sized global of this module.
     let rec = unsafe { core::ptr::read_volatile(&raw const __oxide_panic_buffer) };
     if !rec.is_null() {
+        let (g, b) = (grid_dim(), block_dim());
+        let launch = super::panic_record::Geometry {
+            grid: [g.x, g.y, g.z],
+            block: [b.x, b.y, b.z],
+            dynamic_shared: dynamic_shared().1 as u32,
+        };
         // SAFETY: the host points the global at a live, mapped `PanicRecord` before any launch of this module, and `record` writes it only after winning its `state` flag.
-        unsafe { super::panic_record::record::<MESSAGE>(rec, info, thread_idx(), block_idx()) };
+        unsafe { super::panic_record::record::<MESSAGE>(rec, info, thread_idx(), block_idx(), launch) };
         // Make the record visible to the host before the context dies.
         fence_system();
     }

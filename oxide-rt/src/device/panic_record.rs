@@ -35,6 +35,20 @@ pub(crate) struct PanicRecord {
     pub block: [u32; 3],
     pub file: [u8; FILE_CAP],
     pub message: [u8; MESSAGE_CAP],
+    /// The launch's geometry and dynamic shared memory, which the host matches against the
+    /// launches it has in flight to name the kernel (the device cannot know its own name). Kept
+    /// last so records of PTX built before these fields existed still read correctly (as 0).
+    pub grid: [u32; 3],
+    pub block_dim: [u32; 3],
+    pub dynamic_shared: u32,
+}
+
+/// The launch a record came from, as the device sees it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared: u32,
 }
 
 /// Writes `info` into `*rec` if no other thread got there first.
@@ -49,6 +63,7 @@ pub(crate) unsafe fn record<const MESSAGE: bool>(
     info: &core::panic::PanicInfo<'_>,
     thread: Dim3,
     block: Dim3,
+    launch: Geometry,
 ) {
     use core::fmt::Write as _;
     use core::sync::atomic::{AtomicU32, Ordering};
@@ -77,6 +92,9 @@ pub(crate) unsafe fn record<const MESSAGE: bool>(
         }
         (*rec).thread = [thread.x, thread.y, thread.z];
         (*rec).block = [block.x, block.y, block.z];
+        (*rec).grid = launch.grid;
+        (*rec).block_dim = launch.block;
+        (*rec).dynamic_shared = launch.dynamic_shared;
         if MESSAGE {
             let mut w = RawWriter { dst: (&raw mut (*rec).message) as *mut u8, cap: MESSAGE_CAP, len: 0 };
             let _ = write!(w, "{}", info.message());

@@ -38,6 +38,7 @@ pub fn sync_threads_or(pred: bool) -> bool {
 /// Waits until every lane in `mask` has reached this call, with memory ordering among them
 /// (CUDA `__syncwarp(mask)`). Every lane in `mask` must call it with the same mask.
 #[inline(always)]
+#[track_caller]
 pub fn sync_warp(mask: u32) {
     backend::sync_warp(mask)
 }

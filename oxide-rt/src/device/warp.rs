@@ -3,6 +3,10 @@
 //! Every lane named in a `mask` must execute the same operation with the same mask (CUDA's
 //! `*_sync` rule); [`FULL_MASK`] names all 32 lanes. `width` splits the warp into segments of
 //! `width` lanes (a power of two, 1..=32) that shuffle independently, as in CUDA.
+//!
+//! Misuse the CPU executor detects (a `width` that is not a power of two up to 32, a `mask`
+//! without the calling lane) panics at the caller's line (`#[track_caller]`), so the
+//! `Error::KernelPanic` points into the kernel, not into this file.
 
 use super::backend;
 
@@ -26,6 +30,7 @@ pub enum ShflMode {
 /// travel as two 32-bit shuffles, as CUDA does.
 pub trait Shuffle: Copy + sealed::Sealed {
     #[doc(hidden)]
+    #[track_caller]
     fn shfl(self, mode: ShflMode, mask: u32, lane_or_delta: u32, width: u32) -> Self;
 }
 
@@ -38,6 +43,7 @@ macro_rules! shuffle32 {
         impl sealed::Sealed for $t {}
         impl Shuffle for $t {
             #[inline(always)]
+            #[track_caller]
             fn shfl(self, mode: ShflMode, mask: u32, lane_or_delta: u32, width: u32) -> Self {
                 <$t>::from_ne_bytes(backend::shfl_u32(mode, mask, u32::from_ne_bytes(self.to_ne_bytes()), lane_or_delta, width).to_ne_bytes())
             }
@@ -51,6 +57,7 @@ macro_rules! shuffle64 {
         impl sealed::Sealed for $t {}
         impl Shuffle for $t {
             #[inline(always)]
+            #[track_caller]
             fn shfl(self, mode: ShflMode, mask: u32, lane_or_delta: u32, width: u32) -> Self {
                 let bits = u64::from_ne_bytes(self.to_ne_bytes());
                 let lo = backend::shfl_u32(mode, mask, bits as u32, lane_or_delta, width);
@@ -64,6 +71,7 @@ shuffle64!(u64, i64, f64);
 
 /// `value` of lane `src_lane` of this thread's `width`-lane segment (CUDA `__shfl_sync`).
 #[inline(always)]
+#[track_caller]
 pub fn shfl_sync<T: Shuffle>(mask: u32, value: T, src_lane: u32, width: u32) -> T {
     value.shfl(ShflMode::Idx, mask, src_lane, width)
 }
@@ -71,6 +79,7 @@ pub fn shfl_sync<T: Shuffle>(mask: u32, value: T, src_lane: u32, width: u32) -> 
 /// `value` of lane `lane - delta`, or this lane's own below the segment start
 /// (CUDA `__shfl_up_sync`).
 #[inline(always)]
+#[track_caller]
 pub fn shfl_up_sync<T: Shuffle>(mask: u32, value: T, delta: u32, width: u32) -> T {
     value.shfl(ShflMode::Up, mask, delta, width)
 }
@@ -78,30 +87,35 @@ pub fn shfl_up_sync<T: Shuffle>(mask: u32, value: T, delta: u32, width: u32) -> 
 /// `value` of lane `lane + delta`, or this lane's own past the segment end
 /// (CUDA `__shfl_down_sync`).
 #[inline(always)]
+#[track_caller]
 pub fn shfl_down_sync<T: Shuffle>(mask: u32, value: T, delta: u32, width: u32) -> T {
     value.shfl(ShflMode::Down, mask, delta, width)
 }
 
 /// `value` of lane `lane ^ lane_mask` (CUDA `__shfl_xor_sync`, a butterfly).
 #[inline(always)]
+#[track_caller]
 pub fn shfl_xor_sync<T: Shuffle>(mask: u32, value: T, lane_mask: u32, width: u32) -> T {
     value.shfl(ShflMode::Xor, mask, lane_mask, width)
 }
 
 /// Whether `pred` holds on every lane in `mask` (CUDA `__all_sync`).
 #[inline(always)]
+#[track_caller]
 pub fn all_sync(mask: u32, pred: bool) -> bool {
     backend::vote_all(mask, pred)
 }
 
 /// Whether `pred` holds on any lane in `mask` (CUDA `__any_sync`).
 #[inline(always)]
+#[track_caller]
 pub fn any_sync(mask: u32, pred: bool) -> bool {
     backend::vote_any(mask, pred)
 }
 
 /// Bit `i` is set when lane `i` is in `mask` and its `pred` holds (CUDA `__ballot_sync`).
 #[inline(always)]
+#[track_caller]
 pub fn ballot_sync(mask: u32, pred: bool) -> u32 {
     backend::vote_ballot(mask, pred)
 }

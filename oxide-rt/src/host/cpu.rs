@@ -64,8 +64,9 @@ impl<T> SendPtr<T> {
 const MAX_BLOCK: [u32; 3] = [1024, 1024, 64];
 const MAX_THREADS: u64 = 1024;
 const MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
-/// Opt-in dynamic shared memory per block of sm_90 (H100/H200), the GPU oxide targets first.
-const MAX_DYNAMIC_SHARED: u32 = 227 * 1024;
+/// Shared memory per block (static + dynamic, with the opt-in) of sm_90 (H100/H200), the GPU
+/// oxide targets first.
+pub const MAX_SHARED_PER_BLOCK: u32 = 227 * 1024;
 
 fn check(kernel: &'static str, cfg: &LaunchConfig) -> Result<(), Error> {
     let bad = |reason: String| Err(Error::InvalidLaunch { kernel, reason });
@@ -90,12 +91,6 @@ fn check(kernel: &'static str, cfg: &LaunchConfig) -> Result<(), Error> {
         if gv > MAX_GRID[i] {
             return bad(format!("grid.{axis} = {gv} exceeds the limit {}", MAX_GRID[i]));
         }
-    }
-    if cfg.shared_mem_bytes > MAX_DYNAMIC_SHARED {
-        return bad(format!(
-            "{} bytes of dynamic shared memory exceed the device limit of {MAX_DYNAMIC_SHARED} bytes per block",
-            cfg.shared_mem_bytes
-        ));
     }
     Ok(())
 }
@@ -147,11 +142,13 @@ pub struct CpuKernel {
     max_threads: u32,
     /// Whether the kernel's threads must run as fibers (decided from the PTX on first launch).
     fibers: OnceLock<bool>,
+    /// Static shared memory and stack frame, read from the PTX on first launch.
+    footprint: OnceLock<classify::Footprint>,
 }
 
 impl CpuKernel {
     pub const fn new(module: &'static crate::EmbeddedModule, name: &'static str) -> CpuKernel {
-        CpuKernel { name, module, max_threads: 0, fibers: OnceLock::new() }
+        CpuKernel { name, module, max_threads: 0, fibers: OnceLock::new(), footprint: OnceLock::new() }
     }
 
     /// The kernel's launch bounds: blocks of more than `n` threads are rejected, as the GPU
@@ -164,6 +161,15 @@ impl CpuKernel {
     /// Whether this kernel runs its threads as fibers (it has barriers or warp collectives).
     pub fn uses_fibers(&self) -> bool {
         *self.fibers.get_or_init(|| classify::needs_fibers(self.module.ptx, self.name))
+    }
+
+    /// Bytes of the kernel's static shared arrays per block, as on the GPU (from its PTX).
+    pub fn static_shared_bytes(&self) -> u64 {
+        self.footprint().static_shared
+    }
+
+    fn footprint(&self) -> classify::Footprint {
+        *self.footprint.get_or_init(|| classify::footprint(self.module.ptx, self.name).unwrap_or_default())
     }
 }
 
@@ -184,6 +190,17 @@ pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_
             ),
         });
     }
+    // The same memory checks as on the GPU, with sm_90's shared memory limit; the sizes come
+    // from the kernel's PTX (what ptxas would allocate).
+    let footprint = kernel.footprint();
+    let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    super::gpu::check_memory(
+        name,
+        cfg.shared_mem_bytes,
+        clamp(footprint.static_shared),
+        MAX_SHARED_PER_BLOCK,
+        clamp(footprint.local_bytes),
+    )?;
     let use_fibers = kernel.uses_fibers();
     install_panic_hook();
     let blocks = cfg.grid.volume();

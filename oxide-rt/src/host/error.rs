@@ -17,6 +17,10 @@ pub enum Error {
     InvalidLaunch { kernel: &'static str, reason: String },
     /// A kernel panicked (bounds check, `panic!`, `unwrap` on `None`, …).
     KernelPanic { kernel: &'static str, message: String, location: Option<String> },
+    /// A kernel faulted (trap, illegal address, …) and the driver has marked the CUDA context of
+    /// GPU `ordinal` unusable: every later call on it fails the same way. Recover with
+    /// [`Gpu::recover`](crate::host::Gpu::recover) or [`reset_device`](crate::host::reset_device).
+    ContextLost { ordinal: usize, what: String, source: cudarc::driver::DriverError },
     /// Bad configuration of the runtime itself (environment variables).
     Config(String),
 }
@@ -50,6 +54,9 @@ impl fmt::Display for Error {
                 }
                 write!(f, ": {message}")
             }
+            Error::ContextLost { ordinal, what, source } => {
+                write!(f, "{what}: {source}; {}", super::panic::lost_context_note(*ordinal))
+            }
             Error::Config(msg) => f.write_str(msg),
         }
     }
@@ -58,7 +65,9 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Driver { source, .. } | Error::PtxLoad { source, .. } => Some(source),
+            Error::Driver { source, .. } | Error::PtxLoad { source, .. } | Error::ContextLost { source, .. } => {
+                Some(source)
+            }
             _ => None,
         }
     }

@@ -21,9 +21,24 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The error for a failed `cuLaunchKernel` of `kernel`.
+/// The error for a failed `cuLaunchKernel` of `kernel` (`Error::ContextLost` when the context
+/// is gone: an earlier kernel faulted).
 pub fn launch_error(kernel: &'static str, source: DriverError) -> Error {
-    Error::Driver { what: format!("launching kernel `{kernel}`"), source }
+    let what = format!("launching kernel `{kernel}`");
+    if super::panic::is_sticky(source.0) {
+        return Error::ContextLost { ordinal: current_ordinal().unwrap_or(0), what, source };
+    }
+    Error::Driver { what, source }
+}
+
+/// The ordinal of the device whose context is current on this thread (the launching one, right
+/// after a launch).
+fn current_ordinal() -> Option<usize> {
+    let mut dev: sys::CUdevice = 0;
+    // SAFETY: writes one CUdevice through a valid pointer; fails harmlessly when no context is current.
+    unsafe { sys::cuCtxGetDevice(&mut dev) }.result().ok()?;
+    let count = result::device::get_count().ok()?;
+    (0..count).find(|&i| result::device::get(i).is_ok_and(|d| d == dev)).and_then(|i| usize::try_from(i).ok())
 }
 
 /// True when libcuda loads, initialises, and reports at least one device.
@@ -63,6 +78,17 @@ impl Gpu {
     /// (see [`synchronize`](super::synchronize)).
     pub fn synchronize(&self) -> Result<(), Error> {
         super::panic::synchronize(&self.stream)
+    }
+
+    /// After a device fault (a kernel panic, an illegal address): gives up this context and
+    /// returns a fresh one on the same GPU, see [`reset_device`]. Every `CudaSlice`,
+    /// `CudaStream` and clone of this `Gpu` must have been dropped first (their memory is gone
+    /// with the context); otherwise this returns `Err` and resets nothing.
+    pub fn recover(self) -> Result<Gpu, Error> {
+        let ordinal = self.ctx.ordinal();
+        drop(self);
+        reset_device(ordinal)?;
+        Gpu::new(ordinal)
     }
 
     /// The device's name and compute capability, e.g. `NVIDIA H200 (sm_90)`.
@@ -107,6 +133,7 @@ impl Limits {
 struct LoadedModule {
     ptx: usize,
     ctx: usize,
+    ordinal: usize,
     module: Arc<CudaModule>,
     limits: Limits,
     /// Address of `_pad`, this context's [`EMPTY_INPUT_PAD`] for the module's launches.
@@ -138,7 +165,15 @@ fn module_for(
         .alloc_zeros::<u8>(EMPTY_INPUT_PAD)
         .map_err(driver_err("allocating the pad that empty input slices point at"))?;
     let pad_addr = pad.device_ptr(stream).0;
-    modules.push(LoadedModule { ptx: key.0, ctx: key.1, module: module.clone(), limits, pad: pad_addr, _pad: pad });
+    modules.push(LoadedModule {
+        ptx: key.0,
+        ctx: key.1,
+        ordinal: ctx.ordinal(),
+        module: module.clone(),
+        limits,
+        pad: pad_addr,
+        _pad: pad,
+    });
     Ok((module, limits, pad_addr))
 }
 
@@ -160,6 +195,77 @@ fn reserve_stack(ctx: &CudaContext, ptx: &str) -> Result<(), Error> {
         )))?;
     }
     Ok(())
+}
+
+/// Gives up the CUDA context of GPU `ordinal` after a device fault and resets the device, so
+/// that the next [`Gpu::new`] (or `CudaContext::new`) gets a working context.
+///
+/// A kernel that traps (panics) or faults makes its context unusable for the rest of its life:
+/// every later call on it fails. Recovering takes three steps, which this function does
+/// for oxide's part and checks for yours:
+/// 1. oxide drops what it cached for that device: loaded modules, kernel functions, the
+///    zeroed pads, panic records and launch logs; kernels load again lazily on their next
+///    launch in the new context;
+/// 2. every handle of the old context held elsewhere must be gone: `CudaSlice`s, streams,
+///    events, modules and [`Gpu`]s made from it (their device memory died with the context,
+///    so they cannot be used any more and must simply be dropped). If oxide still sees a live
+///    handle of a context it used, this returns `Err` and resets nothing — the driver would
+///    otherwise hand the old addresses to new allocations;
+/// 3. the device's primary context is reset (`cuDevicePrimaryCtxReset`).
+///
+/// Contexts that oxide never launched in are not visible to the check in step 2: drop them
+/// too before calling this.
+pub fn reset_device(ordinal: usize) -> Result<(), Error> {
+    // SAFETY: only tries to dlopen the driver library; no symbols are called.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(Error::NoDriver);
+    }
+    forget_modules(ordinal);
+    forget_functions(ordinal);
+    let held: usize = super::panic::contexts_of(ordinal).iter().map(|c| c.strong_count()).sum();
+    if held > 0 {
+        return Err(Error::Config(format!(
+            "cannot reset GPU {ordinal}: {held} handle(s) of its CUDA context are still alive (a Gpu, CudaStream, \
+             CudaSlice, CudaEvent or CudaModule made from it); drop them all, then call reset_device({ordinal}) again \
+             (after a device fault they cannot be used anyway)"
+        )));
+    }
+    let gone = super::panic::forget_device(ordinal);
+    super::image::forget(&gone.iter().map(|c| c.as_ptr() as usize).collect::<Vec<_>>());
+    result::init().map_err(driver_err("cuInit failed"))?;
+    let dev = result::device::get(ordinal as i32).map_err(driver_err(format!("finding GPU {ordinal}")))?;
+    // SAFETY: `dev` came from cuDeviceGet; no handle of its primary context is alive in this process as far as oxide can see (checked above), so nothing uses the state the reset destroys.
+    unsafe { sys::cuDevicePrimaryCtxReset_v2(dev) }
+        .result()
+        .map_err(driver_err(format!("resetting the primary context of GPU {ordinal}")))
+}
+
+fn forget_modules(ordinal: usize) {
+    let dropped: Vec<LoadedModule> = {
+        let mut modules = lock(&MODULES);
+        let (gone, kept) = std::mem::take(&mut *modules).into_iter().partition(|m| m.ordinal == ordinal);
+        *modules = kept;
+        gone
+    };
+    // Dropped outside the lock: unloading calls into the driver (errors of a dead context are
+    // recorded by cudarc, not raised).
+    drop(dropped);
+}
+
+/// Every `Kernel` that has loaded a function, so a reset can drop them all.
+static KERNELS: Mutex<Vec<&'static Kernel>> = Mutex::new(Vec::new());
+
+fn forget_functions(ordinal: usize) {
+    let kernels: Vec<&'static Kernel> = lock(&KERNELS).clone();
+    for k in kernels {
+        let dropped: Vec<Function> = {
+            let mut funcs = lock(&k.functions);
+            let (gone, kept) = std::mem::take(&mut *funcs).into_iter().partition(|f| f.ordinal == ordinal);
+            *funcs = kept;
+            gone
+        };
+        drop(dropped);
+    }
 }
 
 /// Loads the PTX again through `cuModuleLoadDataEx` with log buffers, only to report why the
@@ -217,11 +323,28 @@ fn jit_log(ctx: &CudaContext, ptx: &str) -> String {
 /// must be readable even when the slice is empty.
 pub const EMPTY_INPUT_PAD: usize = 256;
 
+/// Per-thread local memory a kernel may use on every current GPU (CUDA's limit since sm_20).
+pub const MAX_LOCAL_PER_THREAD: u32 = 512 * 1024;
+
+/// Above this much shared memory per block (static + dynamic) the driver wants a per-function
+/// opt-in.
+const SHARED_WITHOUT_OPT_IN: u32 = 48 * 1024;
+
+/// A kernel's function in one context, with the attributes the launch checks use.
+struct Function {
+    ctx: usize,
+    ordinal: usize,
+    func: CudaFunction,
+    max_threads: u32,
+    static_shared: u32,
+    local_bytes: u32,
+}
+
 /// One `#[kernel]` of an embedded PTX module: a `static` in every generated launcher.
 pub struct Kernel {
     name: &'static str,
     module: &'static crate::EmbeddedModule,
-    functions: Mutex<Vec<(usize, CudaFunction, u32)>>,
+    functions: Mutex<Vec<Function>>,
 }
 
 impl Kernel {
@@ -236,19 +359,32 @@ impl Kernel {
     /// The kernel's function in the stream's context (loading the module on first use) after
     /// checking `cfg` against the device and the function's own limits; also the address that
     /// empty input slices are passed as ([`EMPTY_INPUT_PAD`]).
+    ///
+    /// After a device fault in the context this returns the fault (`Error::KernelPanic` or
+    /// `Error::ContextLost`), which says how to recover.
     pub fn prepare(
-        &self,
+        &'static self,
+        stream: &Arc<CudaStream>,
+        cfg: &LaunchConfig,
+    ) -> Result<(CudaFunction, cudarc::driver::LaunchConfig, u64), Error> {
+        self.prepare_inner(stream, cfg).map_err(|e| match e {
+            e @ Error::InvalidLaunch { .. } => e,
+            e => super::panic::explain(stream.context(), e),
+        })
+    }
+
+    fn prepare_inner(
+        &'static self,
         stream: &Arc<CudaStream>,
         cfg: &LaunchConfig,
     ) -> Result<(CudaFunction, cudarc::driver::LaunchConfig, u64), Error> {
         let ctx = stream.context();
         let ctx_key = Arc::as_ptr(ctx) as usize;
         let (module, limits, pad) = module_for(stream, self.module)?;
-        super::panic::note_launch(ctx, self.name)?;
-        let (func, max_threads) = {
+        let (func, max_threads, static_shared, local_bytes) = {
             let mut funcs = lock(&self.functions);
-            match funcs.iter().find(|f| f.0 == ctx_key) {
-                Some((_, f, max)) => (f.clone(), *max),
+            match funcs.iter().find(|f| f.ctx == ctx_key) {
+                Some(f) => (f.func.clone(), f.max_threads, f.static_shared, f.local_bytes),
                 None => {
                     let f = module.load_function(self.name).map_err(|source| Error::Driver {
                         what: format!(
@@ -257,17 +393,36 @@ impl Kernel {
                         ),
                         source,
                     })?;
-                    let max = f
-                        .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
-                        .map_err(driver_err(format!("reading the thread limit of kernel `{}`", self.name)))?;
-                    funcs.push((ctx_key, f.clone(), max.max(0) as u32));
-                    (f, max.max(0) as u32)
+                    let attr = |a: CUfunction_attribute, what: &str| {
+                        f.get_attribute(a)
+                            .map(|v| v.max(0) as u32)
+                            .map_err(driver_err(format!("reading the {what} of kernel `{}`", self.name)))
+                    };
+                    let max = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "thread limit")?;
+                    let shared =
+                        attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory size")?;
+                    let local = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local memory size")?;
+                    let mut kernels = lock(&KERNELS);
+                    if !kernels.iter().any(|k| std::ptr::eq(*k, self)) {
+                        kernels.push(self);
+                    }
+                    drop(kernels);
+                    funcs.push(Function {
+                        ctx: ctx_key,
+                        ordinal: ctx.ordinal(),
+                        func: f.clone(),
+                        max_threads: max,
+                        static_shared: shared,
+                        local_bytes: local,
+                    });
+                    (f, max, shared, local)
                 }
             }
         };
-        self.check(cfg, &limits, max_threads)?;
-        if cfg.shared_mem_bytes > 48 * 1024 {
-            // Above 48 KiB the driver wants an explicit opt-in per function.
+        check(self.name, cfg, &limits, max_threads)?;
+        check_memory(self.name, cfg.shared_mem_bytes, static_shared, limits.shared_optin, local_bytes)?;
+        if cfg.shared_mem_bytes.saturating_add(static_shared) > SHARED_WITHOUT_OPT_IN {
+            // Above 48 KiB in all the driver wants an explicit opt-in per function.
             func.set_attribute(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 cfg.shared_mem_bytes as i32,
@@ -277,6 +432,7 @@ impl Kernel {
                 cfg.shared_mem_bytes, self.name
             )))?;
         }
+        super::panic::note_launch(stream, self.name, cfg)?;
         let raw = cudarc::driver::LaunchConfig {
             grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
             block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
@@ -284,34 +440,58 @@ impl Kernel {
         };
         Ok((func, raw, pad))
     }
+}
 
-    fn check(&self, cfg: &LaunchConfig, limits: &Limits, max_threads: u32) -> Result<(), Error> {
-        let bad = |reason: String| Err(Error::InvalidLaunch { kernel: self.name, reason });
-        let (b, g) = (cfg.block, cfg.grid);
-        if b.volume() == 0 || g.volume() == 0 {
-            return bad(format!("empty launch: grid {g:?}, block {b:?}; every dimension must be at least 1"));
-        }
-        if b.volume() > max_threads as u64 {
-            return bad(format!(
-                "block of {} threads ({}x{}x{}) exceeds this kernel's limit of {max_threads} threads per block on this device",
-                b.volume(), b.x, b.y, b.z
-            ));
-        }
-        for (i, axis) in ["x", "y", "z"].iter().enumerate() {
-            let (bv, gv) = ([b.x, b.y, b.z][i], [g.x, g.y, g.z][i]);
-            if bv > limits.block[i] {
-                return bad(format!("block.{axis} = {bv} exceeds the device limit {}", limits.block[i]));
-            }
-            if gv > limits.grid[i] {
-                return bad(format!("grid.{axis} = {gv} exceeds the device limit {}", limits.grid[i]));
-            }
-        }
-        if cfg.shared_mem_bytes > limits.shared_optin {
-            return bad(format!(
-                "{} bytes of dynamic shared memory exceed the device limit of {} bytes per block",
-                cfg.shared_mem_bytes, limits.shared_optin
-            ));
-        }
-        Ok(())
+fn check(kernel: &'static str, cfg: &LaunchConfig, limits: &Limits, max_threads: u32) -> Result<(), Error> {
+    let bad = |reason: String| Err(Error::InvalidLaunch { kernel, reason });
+    let (b, g) = (cfg.block, cfg.grid);
+    if b.volume() == 0 || g.volume() == 0 {
+        return bad(format!("empty launch: grid {g:?}, block {b:?}; every dimension must be at least 1"));
     }
+    if b.volume() > max_threads as u64 {
+        return bad(format!(
+            "block of {} threads ({}x{}x{}) exceeds this kernel's limit of {max_threads} threads per block on this device",
+            b.volume(), b.x, b.y, b.z
+        ));
+    }
+    for (i, axis) in ["x", "y", "z"].iter().enumerate() {
+        let (bv, gv) = ([b.x, b.y, b.z][i], [g.x, g.y, g.z][i]);
+        if bv > limits.block[i] {
+            return bad(format!("block.{axis} = {bv} exceeds the device limit {}", limits.block[i]));
+        }
+        if gv > limits.grid[i] {
+            return bad(format!("grid.{axis} = {gv} exceeds the device limit {}", limits.grid[i]));
+        }
+    }
+    Ok(())
+}
+
+/// Shared memory (the kernel's static arrays plus the launch's dynamic window) against the
+/// per-block limit, and the kernel's per-thread local memory (its stack frame: local arrays,
+/// spills) against [`MAX_LOCAL_PER_THREAD`]. Shared by the GPU and the CPU executor.
+pub(crate) fn check_memory(
+    kernel: &'static str,
+    dynamic_shared: u32,
+    static_shared: u32,
+    shared_limit: u32,
+    local_bytes: u32,
+) -> Result<(), Error> {
+    let bad = |reason: String| Err(Error::InvalidLaunch { kernel, reason });
+    let total = u64::from(dynamic_shared) + u64::from(static_shared);
+    if total > u64::from(shared_limit) {
+        return bad(format!(
+            "{static_shared} bytes of static shared memory (the kernel's shared arrays) + {dynamic_shared} bytes of \
+             dynamic shared memory = {total} bytes exceed the limit of {shared_limit} bytes per block; \
+             request at most {} bytes of dynamic shared memory or make the static arrays smaller",
+            shared_limit.saturating_sub(static_shared)
+        ));
+    }
+    if local_bytes > MAX_LOCAL_PER_THREAD {
+        return bad(format!(
+            "the kernel needs {local_bytes} bytes of local memory (stack) per thread, more than the \
+             {MAX_LOCAL_PER_THREAD} bytes a GPU thread can have; move large arrays to a device buffer \
+             (a `&[T]`/`DisjointSlice<T>` argument) or to shared memory"
+        ));
+    }
+    Ok(())
 }

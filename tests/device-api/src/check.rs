@@ -242,3 +242,22 @@ pub fn collatz(x: &[u64]) -> Vec<u32> {
         })
         .collect()
 }
+
+/// `big_static_shared` with blocks of `block` threads.
+pub fn big_static_shared(x: &[f32], block: usize) -> Vec<f32> {
+    let tile = crate::kernels::BIG_TILE;
+    (0..x.len())
+        .map(|i| {
+            let (b, t) = (i / block, i % block);
+            // Slot `tile - 1 - t` was written by thread `(tile - 1 - t) % block` of the same block.
+            let k = tile - 1 - t;
+            let writer = b * block + k % block;
+            x[writer] + k as f32
+        })
+        .collect()
+}
+
+/// `busy` on `x` with `rounds` steps.
+pub fn busy(rounds: u32, x: &[u32]) -> Vec<u32> {
+    x.iter().map(|&v0| (0..rounds).fold(v0, |v, _| v.wrapping_mul(1_664_525).wrapping_add(1_013_904_223))).collect()
+}

@@ -481,3 +481,62 @@ pub fn collatz(x: &[u64], mut out: DisjointSlice<u32>) {
         *o = shared_logic::collatz_steps(n);
     }
 }
+
+/// Elements of `big_static_shared`'s static array: 32 KiB of `f32`.
+pub const BIG_TILE: usize = 8192;
+
+/// 32 KiB of static shared memory: each thread writes `BIG_TILE / blockDim` slots, then reads
+/// them back reversed. With 200 KiB of dynamic shared memory on top, a block needs more than
+/// sm_90's 227 KiB and the launch is refused.
+#[kernel]
+pub fn big_static_shared(x: &[f32], mut out: DisjointSlice<f32>) {
+    let tile = shared_array!(f32, BIG_TILE);
+    let t = thread::thread_idx().x as usize;
+    let bd = thread::block_dim().x as usize;
+    let i = thread::index();
+    let v = x.get(i.get()).copied().unwrap_or(0.0);
+    let mut k = t;
+    while k < BIG_TILE {
+        tile.set(k, v + k as f32);
+        k += bd;
+    }
+    sync_threads();
+    let r = tile.get(BIG_TILE - 1 - t);
+    if let Some(o) = out.get_mut(i) {
+        *o = r;
+    }
+}
+
+/// Elements of `big_local`'s per-thread array: 4 MiB of `u32`, far beyond the 512 KiB of
+/// local memory a GPU thread can have.
+pub const BIG_LOCAL: usize = 1 << 20;
+
+/// A 4 MiB local array per thread: every launch is refused before it reaches the driver.
+#[kernel]
+pub fn big_local(n: u32, mut out: DisjointSlice<u32>) {
+    let mut a = [0u32; BIG_LOCAL];
+    let m = (n as usize).min(BIG_LOCAL);
+    for (k, slot) in a.iter_mut().enumerate().take(m) {
+        *slot = k as u32 ^ n;
+    }
+    let i = thread::index();
+    let v = a[(i.get() * 7 + n as usize) % BIG_LOCAL];
+    if let Some(o) = out.get_mut(i) {
+        *o = v;
+    }
+}
+
+/// `rounds` dependent LCG steps per thread from `x[i]`: busy work for a second stream.
+#[kernel]
+pub fn busy(rounds: u32, x: &[u32], mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    let mut v = x.get(i.get()).copied().unwrap_or(1);
+    let mut r = 0;
+    while r < rounds {
+        v = v.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        r += 1;
+    }
+    if let Some(o) = out.get_mut(i) {
+        *o = v;
+    }
+}

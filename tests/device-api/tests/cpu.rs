@@ -235,3 +235,38 @@ fn stale_shared_view_panics() {
     let touched = std::panic::catch_unwind(|| view.get(0));
     assert!(touched.is_err(), "a stale view must not read freed memory");
 }
+
+#[test]
+fn static_plus_dynamic_shared_memory_beyond_the_block_limit_is_refused() {
+    let x: Vec<f32> = (0..256).map(|v| v as f32).collect();
+    let mut out = vec![0f32; 256];
+    // 32 KiB of static shared arrays + 200 KiB dynamic > 227 KiB per block (sm_90).
+    let cfg = LaunchConfig::new(2u32, 128u32).shared_mem_bytes(200 * 1024);
+    let err = kernels::cpu_big_static_shared_with(cfg, &x, &mut out).unwrap_err();
+    match &err {
+        Error::InvalidLaunch { kernel, reason } => {
+            assert_eq!(*kernel, "big_static_shared");
+            assert!(reason.contains("32768 bytes of static shared memory"), "{err}");
+            assert!(reason.contains("204800 bytes of dynamic shared memory"), "{err}");
+        }
+        other => panic!("expected InvalidLaunch, got {other}"),
+    }
+    // Within the limit the kernel runs and its static array works.
+    let cfg = LaunchConfig::new(2u32, 128u32).shared_mem_bytes(64 * 1024);
+    kernels::cpu_big_static_shared_with(cfg, &x, &mut out).unwrap();
+    assert_eq!(out, check::big_static_shared(&x, 128));
+}
+
+#[test]
+fn a_4_mib_local_array_is_refused_before_running() {
+    let mut out = vec![0u32; 32];
+    let err = kernels::cpu_big_local(1u32, 32u32, 5, &mut out).unwrap_err();
+    match &err {
+        Error::InvalidLaunch { kernel, reason } => {
+            assert_eq!(*kernel, "big_local");
+            assert!(reason.contains("bytes of local memory (stack) per thread"), "{err}");
+            assert!(reason.contains("524288"), "{err}");
+        }
+        other => panic!("expected InvalidLaunch, got {other}"),
+    }
+}

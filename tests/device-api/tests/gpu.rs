@@ -250,3 +250,50 @@ fn misaligned_views_are_refused() {
     run!(g, kernels::launch_atomic_loads(s, 1u32, 32u32, &flags, &flags, &mut out));
     assert_eq!(s.clone_dtoh(&out).unwrap(), vec![3u32; 8]);
 }
+
+#[test]
+fn static_plus_dynamic_shared_memory_beyond_the_block_limit_is_refused() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let x: Vec<f32> = (0..256).map(|v| v as f32).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let mut out = s.alloc_zeros::<f32>(256).unwrap();
+    // 32 KiB static + 200 KiB dynamic: refused with both sizes, not a bare driver error.
+    let cfg = LaunchConfig::new(2u32, 128u32).shared_mem_bytes(200 * 1024);
+    let err = kernels::launch_big_static_shared_with(s, cfg, &dx, &mut out).unwrap_err();
+    eprintln!("reported: {err}");
+    match &err {
+        oxide_rt::Error::InvalidLaunch { kernel, reason } => {
+            assert_eq!(*kernel, "big_static_shared");
+            assert!(reason.contains("32768 bytes of static shared memory"), "{err}");
+            assert!(reason.contains("204800 bytes of dynamic shared memory"), "{err}");
+        }
+        other => panic!("expected InvalidLaunch, got {other}"),
+    }
+    // 32 KiB static + 64 KiB dynamic (above 48 KiB in all: needs the opt-in) runs correctly.
+    let cfg = LaunchConfig::new(2u32, 128u32).shared_mem_bytes(64 * 1024);
+    run!(g, kernels::launch_big_static_shared_with(s, cfg, &dx, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::big_static_shared(&x, 128));
+}
+
+#[test]
+fn a_4_mib_local_array_is_refused_with_its_size() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let mut out = s.alloc_zeros::<u32>(32).unwrap();
+    let err = kernels::launch_big_local(s, 1u32, 32u32, 5, &mut out).unwrap_err();
+    eprintln!("reported: {err}");
+    match &err {
+        oxide_rt::Error::InvalidLaunch { kernel, reason } => {
+            assert_eq!(*kernel, "big_local");
+            assert!(reason.contains("bytes of local memory (stack) per thread"), "{err}");
+        }
+        other => panic!("expected InvalidLaunch, got {other}"),
+    }
+    // The context is still fine.
+    let x = check::inputs_u32(256, 1000);
+    let dx = s.clone_htod(&x).unwrap();
+    let mut busy = s.alloc_zeros::<u32>(256).unwrap();
+    run!(g, kernels::launch_busy(s, 2u32, 128u32, 100, &dx, &mut busy));
+    assert_eq!(s.clone_dtoh(&busy).unwrap(), check::busy(100, &x));
+}

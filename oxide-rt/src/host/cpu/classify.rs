@@ -17,33 +17,77 @@ struct Function {
     collective: bool,
     indirect_call: bool,
     calls: Vec<String>,
+    /// Identifiers its instructions use (operands), e.g. the shared arrays it addresses.
+    uses: HashSet<String>,
+    /// Bytes of its `.local` depot (`__local_depotN`): its stack frame.
+    local_bytes: u64,
+    /// `.shared` arrays declared inside its body (LLVM moves an array only one kernel uses
+    /// there): name, bytes, alignment.
+    shared: Vec<(String, u64, u64)>,
 }
 
-/// Whether kernel `entry` of `ptx` uses block or warp collectives (see the module docs).
-pub(crate) fn needs_fibers(ptx: &str, entry: &str) -> bool {
-    let Parsed { functions, entries, mentioned } = parse(ptx);
-    if !entries.contains(entry) {
-        return true;
+/// What a kernel needs from a block and a thread, read from its PTX: static shared memory
+/// (every module-scope `.shared` array the kernel or a function it calls uses, laid out in
+/// declaration order with its alignment, as ptxas does) and the largest stack frame
+/// (`.local` depot) among those functions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Footprint {
+    pub static_shared: u64,
+    pub local_bytes: u64,
+}
+
+/// The [`Footprint`] of kernel `entry`; `None` when the PTX has no such entry.
+pub(crate) fn footprint(ptx: &str, entry: &str) -> Option<Footprint> {
+    let parsed = parse(ptx);
+    if !parsed.entries.contains(entry) {
+        return None;
     }
-    let address_taken: Vec<String> = functions.keys().filter(|f| mentioned.contains(*f)).cloned().collect();
+    let mut used = HashSet::new();
+    let mut local_bytes = 0;
+    let mut arrays: Vec<&(String, u64, u64)> = Vec::new();
+    for name in reachable(&parsed, entry) {
+        if let Some(f) = parsed.functions.get(&name) {
+            used.extend(f.uses.iter().cloned());
+            local_bytes = local_bytes.max(f.local_bytes);
+            arrays.extend(f.shared.iter());
+        }
+    }
+    arrays.extend(parsed.shared.iter().filter(|(name, ..)| used.contains(name)));
+    let mut static_shared = 0u64;
+    for (_, size, align) in arrays {
+        static_shared = static_shared.next_multiple_of((*align).max(1)) + size;
+    }
+    Some(Footprint { static_shared, local_bytes })
+}
+
+/// `entry` and every function it may call, directly or through an indirect call.
+fn reachable(parsed: &Parsed, entry: &str) -> HashSet<String> {
+    let address_taken: Vec<String> =
+        parsed.functions.keys().filter(|f| parsed.mentioned.contains(*f)).cloned().collect();
     let mut seen = HashSet::new();
     let mut todo = vec![entry.to_string()];
     while let Some(name) = todo.pop() {
         if !seen.insert(name.clone()) {
             continue;
         }
-        // Calls to functions without a body (`.extern .func vprintf`) do not synchronise.
-        if let Some(f) = functions.get(&name) {
-            if f.collective {
-                return true;
-            }
+        if let Some(f) = parsed.functions.get(&name) {
             todo.extend(f.calls.iter().cloned());
             if f.indirect_call {
                 todo.extend(address_taken.iter().cloned());
             }
         }
     }
-    false
+    seen
+}
+
+/// Whether kernel `entry` of `ptx` uses block or warp collectives (see the module docs).
+pub(crate) fn needs_fibers(ptx: &str, entry: &str) -> bool {
+    let parsed = parse(ptx);
+    if !parsed.entries.contains(entry) {
+        return true;
+    }
+    // Calls to functions without a body (`.extern .func vprintf`) do not synchronise.
+    reachable(&parsed, entry).iter().any(|name| parsed.functions.get(name).is_some_and(|f| f.collective))
 }
 
 struct Parsed {
@@ -52,6 +96,8 @@ struct Parsed {
     entries: HashSet<String>,
     /// Identifiers used as operands or in initialisers, i.e. not as a header or a direct callee.
     mentioned: HashSet<String>,
+    /// Module-scope `.shared` arrays (not the `.extern` dynamic window): name, bytes, alignment.
+    shared: Vec<(String, u64, u64)>,
 }
 
 fn parse(ptx: &str) -> Parsed {
@@ -59,6 +105,7 @@ fn parse(ptx: &str) -> Parsed {
     let mut functions: HashMap<String, Function> = HashMap::new();
     let mut entries = HashSet::new();
     let mut mentioned = HashSet::new();
+    let mut shared = Vec::new();
     let mut current: Option<String> = None;
     let mut pending: Option<(String, bool)> = None; // header seen, body not yet opened
     let mut depth = 0usize;
@@ -73,6 +120,8 @@ fn parse(ptx: &str) -> Parsed {
         if depth == 0 {
             if let Some((name, is_entry)) = header(stmt) {
                 pending = Some((name, is_entry));
+            } else if let Some(var) = variable(stmt, ".shared") {
+                shared.push(var);
             } else {
                 mention(stmt, &mut mentioned); // e.g. a vtable: `.global .u64 vt[2] = {f, g}`
             }
@@ -93,7 +142,13 @@ fn parse(ptx: &str) -> Parsed {
             continue;
         }
         if let Some(f) = current.as_ref().and_then(|name| functions.get_mut(name)) {
-            scan_instruction(stmt, f, &mut mentioned);
+            if let Some((_, bytes, _)) = variable(stmt, ".local") {
+                f.local_bytes += bytes;
+            } else if let Some(var) = variable(stmt, ".shared") {
+                f.shared.push(var);
+            } else {
+                scan_instruction(stmt, f, &mut mentioned);
+            }
         }
         match ch {
             '{' => depth += 1,
@@ -106,7 +161,34 @@ fn parse(ptx: &str) -> Parsed {
             _ => {}
         }
     }
-    Parsed { functions, entries, mentioned }
+    Parsed { functions, entries, mentioned, shared }
+}
+
+/// A defined (not `.extern`) variable declaration of state space `space`:
+/// `.shared .align 4 .b8 NAME[1024]` → (NAME, 1024, 4). Multi-dimensional arrays multiply.
+fn variable(stmt: &str, space: &str) -> Option<(String, u64, u64)> {
+    let decl = stmt.split('=').next().unwrap_or(stmt);
+    let tokens: Vec<&str> = decl.split_whitespace().collect();
+    if !tokens.contains(&space) || tokens.contains(&".extern") {
+        return None;
+    }
+    let elem = tokens.iter().find_map(|t| {
+        let bits: u64 = t.strip_prefix('.')?.get(1..)?.parse().ok()?;
+        matches!(t.as_bytes().get(1), Some(b'b' | b'u' | b's' | b'f')).then_some(bits / 8)
+    })?;
+    let align = tokens
+        .iter()
+        .position(|t| *t == ".align")
+        .and_then(|i| tokens.get(i + 1))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(elem);
+    let last = tokens.last()?;
+    let name: String = last.chars().take_while(|c| *c != '[').collect();
+    let mut count = 1u64;
+    for dim in last.split('[').skip(1) {
+        count = count.checked_mul(dim.trim_end_matches(']').parse().ok()?)?;
+    }
+    (!name.is_empty()).then_some((name, elem * count, align))
 }
 
 fn mention(text: &str, mentioned: &mut HashSet<String>) {
@@ -164,6 +246,9 @@ fn scan_instruction(stmt: &str, f: &mut Function, mentioned: &mut HashSet<String
         }
     } else {
         mention(s, mentioned);
+        for word in s.split(|c: char| !is_ident(c)).filter(|w| !w.is_empty() && !w.starts_with(['%', '$', '.'])) {
+            f.uses.insert(word.to_string());
+        }
     }
 }
 
@@ -342,6 +427,56 @@ $L__BB1_1:
         let without_sync_target = PTX.replace("mov.u64 \t%rd4, helper_sync;", "");
         assert!(!needs_fibers(&without_sync_target, "indirect_plain"));
         assert!(!needs_fibers(&without_sync_target, "plain"));
+    }
+
+    #[test]
+    fn footprint_counts_the_shared_arrays_and_stack_a_kernel_reaches() {
+        let ptx = "
+.extern .shared .align 16 .b8 __oxide_dynamic_shared[];
+.shared .align 4 .b8 TILE[32768];
+.shared .align 8 .b8 OTHER[100];
+.shared .align 16 .f32 UNUSED[4][4];
+.func helper()
+{
+	.local .align 8 .b8 	__local_depot0[4194304];
+	mov.u64 	%rd1, OTHER;
+	ret;
+}
+.visible .entry uses_tile()
+{
+	mov.u64 	%rd1, TILE;
+	cvta.shared.u64 	%rd2, %rd1;
+	ld.shared.f32 	%f1, [TILE+4];
+	ret;
+}
+.visible .entry uses_both()
+{
+	.local .align 4 .b8 	__local_depot1[64];
+	mov.u64 	%rd1, TILE;
+	call.uni helper, ();
+	ret;
+}
+.visible .entry inner()
+{
+	.shared .align 4 .b8 INNER[4096];
+	mov.u64 	%rd1, INNER;
+	ret;
+}
+.visible .entry none()
+{
+	mov.u64 	%rd1, __oxide_dynamic_shared;
+	ret;
+}
+";
+        use super::{footprint, Footprint};
+        assert_eq!(footprint(ptx, "uses_tile"), Some(Footprint { static_shared: 32768, local_bytes: 0 }));
+        // 32768 + 100 (OTHER, 8-aligned after TILE), the helper's 4 MiB frame is the largest.
+        assert_eq!(footprint(ptx, "uses_both"), Some(Footprint { static_shared: 32868, local_bytes: 4194304 }));
+        assert_eq!(footprint(ptx, "none"), Some(Footprint::default()), "the dynamic window is not static");
+        // LLVM declares an array that only one kernel uses inside that kernel's body.
+        assert_eq!(footprint(ptx, "inner"), Some(Footprint { static_shared: 4096, local_bytes: 0 }));
+        assert_eq!(footprint(ptx, "missing"), None);
+        assert_eq!(super::variable(".shared .align 16 .f32 UNUSED[4][4]", ".shared"), Some(("UNUSED".into(), 64, 16)));
     }
 
     #[test]

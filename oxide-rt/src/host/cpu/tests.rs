@@ -502,3 +502,88 @@ fn launch_limits_and_bounds() -> TestResult {
     let _ = Dim3::new(1, 1, 1);
     Ok(())
 }
+
+/// PTX of a kernel with a 32 KiB static shared array and a 4 MiB stack frame (through a helper).
+static FOOTPRINT_MODULE: EmbeddedModule = EmbeddedModule {
+    ptx: ".shared .align 4 .b8 TILE[32768];\n\
+          .func big_frame()\n{\n\t.local .align 8 .b8 \t__local_depot0[4194304];\n\tret;\n}\n\
+          .visible .entry tiled()\n{\n\tmov.u64 \t%rd1, TILE;\n\tret;\n}\n\
+          .visible .entry deep()\n{\n\tcall.uni big_frame, ();\n\tret;\n}\n",
+    cubins: &[],
+};
+
+#[test]
+fn static_plus_dynamic_shared_memory_is_checked_against_the_block_limit() -> TestResult {
+    let tiled = CpuKernel::new(&FOOTPRINT_MODULE, "tiled");
+    assert_eq!(tiled.static_shared_bytes(), 32 * 1024);
+    // 32 KiB static + 200 KiB dynamic = 232 KiB > 227 KiB: refused, naming both sizes.
+    let r = cpu_launch(&tiled, LaunchConfig::new(1, 32).shared_mem_bytes(200 * 1024), || {});
+    match r {
+        Err(Error::InvalidLaunch { kernel: "tiled", reason }) => {
+            assert!(reason.contains("32768 bytes of static shared memory"), "{reason}");
+            assert!(reason.contains("204800 bytes of dynamic shared memory"), "{reason}");
+            assert!(reason.contains("limit of 232448 bytes"), "{reason}");
+            assert!(reason.contains("at most 199680 bytes of dynamic"), "{reason}");
+        }
+        other => panic!("expected InvalidLaunch, got {other:?}"),
+    }
+    // Exactly at the limit is fine.
+    cpu_launch(&tiled, LaunchConfig::new(1, 32).shared_mem_bytes(227 * 1024 - 32 * 1024), || {})?;
+    Ok(())
+}
+
+#[test]
+fn a_stack_frame_beyond_the_per_thread_limit_is_refused() {
+    let deep = CpuKernel::new(&FOOTPRINT_MODULE, "deep");
+    let ran = AtomicUsize::new(0);
+    let r = cpu_launch(&deep, LaunchConfig::new(1, 1), || {
+        ran.fetch_add(1, Relaxed);
+    });
+    match r {
+        Err(Error::InvalidLaunch { kernel: "deep", reason }) => {
+            assert!(reason.contains("4194304 bytes of local memory"), "{reason}");
+            assert!(reason.contains("524288 bytes"), "{reason}");
+        }
+        other => panic!("expected InvalidLaunch, got {other:?}"),
+    }
+    assert_eq!(ran.load(Relaxed), 0, "a refused launch runs no thread");
+}
+
+#[test]
+fn bad_warp_arguments_are_reported_at_the_callers_line() {
+    use crate::device::warp;
+    // A width that is not a power of two: the panic points at this file, not at warp.rs.
+    let line = line!() + 2;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        let _ = warp::shfl_xor_sync(warp::FULL_MASK, 1.5f64, 1, 3);
+    });
+    match r {
+        Err(Error::KernelPanic { message, location: Some(at), .. }) => {
+            assert!(message.contains("shuffle width 3"), "{message}");
+            assert!(at.starts_with(&format!("{}:{line}:", file!())), "{at}");
+        }
+        other => panic!("expected a kernel panic with a location, got {other:?}"),
+    }
+    // A mask without the calling lane, through a vote and through sync_warp.
+    let line = line!() + 2;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        let _ = warp::ballot_sync(1, true);
+    });
+    match r {
+        Err(Error::KernelPanic { message, location: Some(at), .. }) => {
+            assert!(message.contains("does not name the calling lane"), "{message}");
+            assert!(at.starts_with(&format!("{}:{line}:", file!())), "{at}");
+        }
+        other => panic!("expected a kernel panic with a location, got {other:?}"),
+    }
+    let line = line!() + 2;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        crate::device::sync::sync_warp(0b10);
+    });
+    match r {
+        Err(Error::KernelPanic { location: Some(at), .. }) => {
+            assert!(at.starts_with(&format!("{}:{line}:", file!())), "{at}")
+        }
+        other => panic!("expected a kernel panic with a location, got {other:?}"),
+    }
+}
