@@ -25,6 +25,11 @@ pub use oxide_macros::KernelArg;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::{Backend, Error, Slice2d, Slice3d};
 
+/// cudarc's driver API, the types the launchers take (`CudaSlice`, `CudaStream`, …), re-exported
+/// so a crate depends on `oxide-rt` alone and its cudarc version always matches oxide's.
+#[cfg(not(target_arch = "nvptx64"))]
+pub use cudarc::driver as cuda;
+
 /// The kernels module that oxide-build embedded for the crate expanding this macro: its PTX and
 /// the cubins ptxas produced (see `oxide_build`'s `OXIDE_PTX` / `OXIDE_CUBINS`).
 #[doc(hidden)]

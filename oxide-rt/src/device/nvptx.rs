@@ -226,7 +226,7 @@ pub fn dynamic_shared() -> (*mut u8, usize) {
 
 /// Where the host wants panic records: the device address of a mapped, page-locked
 /// [`PanicRecord`](super::panic_record::PanicRecord), written by the host after the module is
-/// loaded (`host::panic`). Null when the host installed none: then a panic only traps.
+/// loaded (`host::panic`). Null when the host installed none: then a panic traps.
 #[unsafe(no_mangle)]
 #[used]
 static mut __oxide_panic_buffer: *mut super::panic_record::PanicRecord = core::ptr::null_mut();
@@ -283,9 +283,16 @@ pub fn handle_panic<const MESSAGE: bool>(info: &core::panic::PanicInfo<'_>) -> !
         };
         // SAFETY: the host points the global at a live, mapped `PanicRecord` before any launch of this module, and `record` writes it only after winning its `state` flag.
         unsafe { super::panic_record::record::<MESSAGE>(rec, info, thread_idx(), block_idx(), launch) };
-        // Make the record visible to the host before the context dies.
+        // Make the record visible to the host before the thread ends.
         fence_system();
+        // Only this thread stops: barriers stop waiting for an exited thread, the launch
+        // completes and the context stays usable (a `trap` is a device fault, which on current
+        // drivers poisons the GPU for the whole process). The host reports the record.
+        // SAFETY: `exit` ends the thread; nothing after it runs, as `options(noreturn)` says.
+        unsafe { core::arch::asm!("exit;", options(noreturn, nostack)) }
     }
-    // SAFETY: `trap` aborts the kernel; the host sees a launch failure and reads the record.
+    // No record to report through (PTX loaded without oxide's host runtime): abort the launch
+    // so the failure is not silent.
+    // SAFETY: `trap` aborts the kernel; the host sees a launch failure.
     unsafe { nvptx::trap() }
 }

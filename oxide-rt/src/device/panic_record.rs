@@ -1,6 +1,7 @@
 //! The record a panicking kernel leaves for the host: one per CUDA context, in mapped,
 //! page-locked host memory (see `host::panic`). The layout is `#[repr(C)]` and identical on the
-//! device and the host, which reads it after the kernel has trapped.
+//! device and the host, which reads it after the launch has finished (the panicking thread
+//! exits after writing it).
 
 #![cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
 

@@ -119,8 +119,9 @@ impl<S: ?Sized> Shaped<S> for Slice3d<'_, S> {
 }
 
 /// Checks that a buffer of `T`s at `ptr` may be handed to a kernel launched in `stream`'s
-/// context: aligned for `T`, and owned by that context (read from the buffer when it records its
-/// context, else asked of the driver).
+/// context: aligned for `T`, and owned by that context. A `CudaSlice` names its context; for a
+/// view the driver is asked (memory from a stream-ordered pool names no context, only its
+/// device, which must then be the launch's).
 fn check_buffer<T>(
     kernel: &'static str,
     arg: &'static str,
@@ -137,36 +138,44 @@ fn check_buffer<T>(
              pass a view that starts at a whole element of an allocation of this type"
         ));
     }
-    let ours = stream.context().cu_ctx();
-    let theirs = match owner {
-        Some(ctx) => ctx,
+    let ctx = stream.context();
+    let foreign = format!(
+        "argument `{arg}` was allocated in another CUDA context than the stream the kernel is launched on; \
+         allocate it on a stream of the launch's context (or copy it there first)"
+    );
+    let owner = match owner {
+        Some(owner) => owner,
         None if len == 0 || ptr == 0 => return Ok(()),
-        None => pointer_context(ptr).map_err(|source| Error::Driver {
-            what: format!("asking the driver which context owns argument `{arg}` of kernel `{kernel}`"),
-            source,
-        })?,
+        None => {
+            let asked = |what: &str| {
+                let what = format!("asking the driver for the {what} of argument `{arg}` of kernel `{kernel}`");
+                move |source| Error::Driver { what, source }
+            };
+            let owner =
+                pointer_attribute::<sys::CUcontext>(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT)
+                    .map_err(asked("context"))?;
+            if owner.is_null() {
+                let device =
+                    pointer_attribute::<i32>(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+                        .map_err(asked("device"))?;
+                return if device as usize == ctx.ordinal() { Ok(()) } else { bad(foreign) };
+            }
+            owner
+        }
     };
-    if theirs != ours {
-        return bad(format!(
-            "argument `{arg}` was allocated in another CUDA context than the stream the kernel is launched on; \
-             allocate it on a stream of the launch's context (or copy it there first)"
-        ));
+    if owner != ctx.cu_ctx() {
+        return bad(foreign);
     }
     Ok(())
 }
 
-fn pointer_context(ptr: u64) -> Result<sys::CUcontext, cudarc::driver::DriverError> {
-    let mut ctx: sys::CUcontext = std::ptr::null_mut();
-    // SAFETY: CU_POINTER_ATTRIBUTE_CONTEXT writes one `CUcontext` into the pointed-to variable, which lives across the call.
-    unsafe {
-        sys::cuPointerGetAttribute(
-            &mut ctx as *mut sys::CUcontext as *mut std::ffi::c_void,
-            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
-            ptr,
-        )
-        .result()?
-    };
-    Ok(ctx)
+/// One attribute of the allocation holding device address `ptr`.
+fn pointer_attribute<V: Copy>(ptr: u64, attribute: sys::CUpointer_attribute) -> Result<V, cudarc::driver::DriverError> {
+    let mut value = std::mem::MaybeUninit::<V>::zeroed();
+    // SAFETY: the driver writes the attribute's value (a `CUcontext` for CONTEXT, an `int` for DEVICE_ORDINAL: the `V` each caller names) into `value`, which lives across the call and starts zeroed.
+    unsafe { sys::cuPointerGetAttribute(value.as_mut_ptr() as *mut std::ffi::c_void, attribute, ptr).result()? };
+    // SAFETY: zeroed and then written by the driver; both caller types are valid for any bits.
+    Ok(unsafe { value.assume_init() })
 }
 
 /// A `&[T]` input's address, length and the guard that records its use on `stream`, after the

@@ -15,11 +15,14 @@ pub enum Error {
     PtxLoad { log: String, source: cudarc::driver::DriverError },
     /// The launch configuration cannot run this kernel on this device.
     InvalidLaunch { kernel: &'static str, reason: String },
-    /// A kernel panicked (bounds check, `panic!`, `unwrap` on `None`, …).
+    /// A kernel panicked (bounds check, `panic!`, `unwrap` on `None`, …). The panicking thread
+    /// stopped, the rest of its launch ran on (so that launch's outputs are incomplete), and the
+    /// context stays usable: later launches run normally.
     KernelPanic { kernel: &'static str, message: String, location: Option<String> },
-    /// A kernel faulted (trap, illegal address, …) and the driver has marked the CUDA context of
-    /// GPU `ordinal` unusable: every later call on it fails the same way. Recover with
-    /// [`Gpu::recover`](crate::host::Gpu::recover) or [`reset_device`](crate::host::reset_device).
+    /// A kernel faulted (illegal address or instruction, a trap in foreign PTX, …) and the driver
+    /// has marked the CUDA context of GPU `ordinal` unusable: every later call on it fails the
+    /// same way, and current drivers give the process no new context on that GPU either (a
+    /// primary-context reset does not help), so the process must be restarted.
     ContextLost { ordinal: usize, what: String, source: cudarc::driver::DriverError },
     /// Bad configuration of the runtime itself (environment variables).
     Config(String),

@@ -80,17 +80,6 @@ impl Gpu {
         super::panic::synchronize(&self.stream)
     }
 
-    /// After a device fault (a kernel panic, an illegal address): gives up this context and
-    /// returns a fresh one on the same GPU, see [`reset_device`]. Every `CudaSlice`,
-    /// `CudaStream` and clone of this `Gpu` must have been dropped first (their memory is gone
-    /// with the context); otherwise this returns `Err` and resets nothing.
-    pub fn recover(self) -> Result<Gpu, Error> {
-        let ordinal = self.ctx.ordinal();
-        drop(self);
-        reset_device(ordinal)?;
-        Gpu::new(ordinal)
-    }
-
     /// The device's name and compute capability, e.g. `NVIDIA H200 (sm_90)`.
     pub fn describe(&self) -> String {
         let name = self.ctx.name().unwrap_or_else(|_| "unknown GPU".into());
@@ -133,7 +122,6 @@ impl Limits {
 struct LoadedModule {
     ptx: usize,
     ctx: usize,
-    ordinal: usize,
     module: Arc<CudaModule>,
     limits: Limits,
     /// Address of `_pad`, this context's [`EMPTY_INPUT_PAD`] for the module's launches.
@@ -165,15 +153,7 @@ fn module_for(
         .alloc_zeros::<u8>(EMPTY_INPUT_PAD)
         .map_err(driver_err("allocating the pad that empty input slices point at"))?;
     let pad_addr = pad.device_ptr(stream).0;
-    modules.push(LoadedModule {
-        ptx: key.0,
-        ctx: key.1,
-        ordinal: ctx.ordinal(),
-        module: module.clone(),
-        limits,
-        pad: pad_addr,
-        _pad: pad,
-    });
+    modules.push(LoadedModule { ptx: key.0, ctx: key.1, module: module.clone(), limits, pad: pad_addr, _pad: pad });
     Ok((module, limits, pad_addr))
 }
 
@@ -195,77 +175,6 @@ fn reserve_stack(ctx: &CudaContext, ptx: &str) -> Result<(), Error> {
         )))?;
     }
     Ok(())
-}
-
-/// Gives up the CUDA context of GPU `ordinal` after a device fault and resets the device, so
-/// that the next [`Gpu::new`] (or `CudaContext::new`) gets a working context.
-///
-/// A kernel that traps (panics) or faults makes its context unusable for the rest of its life:
-/// every later call on it fails. Recovering takes three steps, which this function does
-/// for oxide's part and checks for yours:
-/// 1. oxide drops what it cached for that device: loaded modules, kernel functions, the
-///    zeroed pads, panic records and launch logs; kernels load again lazily on their next
-///    launch in the new context;
-/// 2. every handle of the old context held elsewhere must be gone: `CudaSlice`s, streams,
-///    events, modules and [`Gpu`]s made from it (their device memory died with the context,
-///    so they cannot be used any more and must simply be dropped). If oxide still sees a live
-///    handle of a context it used, this returns `Err` and resets nothing — the driver would
-///    otherwise hand the old addresses to new allocations;
-/// 3. the device's primary context is reset (`cuDevicePrimaryCtxReset`).
-///
-/// Contexts that oxide never launched in are not visible to the check in step 2: drop them
-/// too before calling this.
-pub fn reset_device(ordinal: usize) -> Result<(), Error> {
-    // SAFETY: only tries to dlopen the driver library; no symbols are called.
-    if !unsafe { sys::is_culib_present() } {
-        return Err(Error::NoDriver);
-    }
-    forget_modules(ordinal);
-    forget_functions(ordinal);
-    let held: usize = super::panic::contexts_of(ordinal).iter().map(|c| c.strong_count()).sum();
-    if held > 0 {
-        return Err(Error::Config(format!(
-            "cannot reset GPU {ordinal}: {held} handle(s) of its CUDA context are still alive (a Gpu, CudaStream, \
-             CudaSlice, CudaEvent or CudaModule made from it); drop them all, then call reset_device({ordinal}) again \
-             (after a device fault they cannot be used anyway)"
-        )));
-    }
-    let gone = super::panic::forget_device(ordinal);
-    super::image::forget(&gone.iter().map(|c| c.as_ptr() as usize).collect::<Vec<_>>());
-    result::init().map_err(driver_err("cuInit failed"))?;
-    let dev = result::device::get(ordinal as i32).map_err(driver_err(format!("finding GPU {ordinal}")))?;
-    // SAFETY: `dev` came from cuDeviceGet; no handle of its primary context is alive in this process as far as oxide can see (checked above), so nothing uses the state the reset destroys.
-    unsafe { sys::cuDevicePrimaryCtxReset_v2(dev) }
-        .result()
-        .map_err(driver_err(format!("resetting the primary context of GPU {ordinal}")))
-}
-
-fn forget_modules(ordinal: usize) {
-    let dropped: Vec<LoadedModule> = {
-        let mut modules = lock(&MODULES);
-        let (gone, kept) = std::mem::take(&mut *modules).into_iter().partition(|m| m.ordinal == ordinal);
-        *modules = kept;
-        gone
-    };
-    // Dropped outside the lock: unloading calls into the driver (errors of a dead context are
-    // recorded by cudarc, not raised).
-    drop(dropped);
-}
-
-/// Every `Kernel` that has loaded a function, so a reset can drop them all.
-static KERNELS: Mutex<Vec<&'static Kernel>> = Mutex::new(Vec::new());
-
-fn forget_functions(ordinal: usize) {
-    let kernels: Vec<&'static Kernel> = lock(&KERNELS).clone();
-    for k in kernels {
-        let dropped: Vec<Function> = {
-            let mut funcs = lock(&k.functions);
-            let (gone, kept) = std::mem::take(&mut *funcs).into_iter().partition(|f| f.ordinal == ordinal);
-            *funcs = kept;
-            gone
-        };
-        drop(dropped);
-    }
 }
 
 /// Loads the PTX again through `cuModuleLoadDataEx` with log buffers, only to report why the
@@ -333,7 +242,6 @@ const SHARED_WITHOUT_OPT_IN: u32 = 48 * 1024;
 /// A kernel's function in one context, with the attributes the launch checks use.
 struct Function {
     ctx: usize,
-    ordinal: usize,
     func: CudaFunction,
     max_threads: u32,
     static_shared: u32,
@@ -360,8 +268,8 @@ impl Kernel {
     /// checking `cfg` against the device and the function's own limits; also the address that
     /// empty input slices are passed as ([`EMPTY_INPUT_PAD`]).
     ///
-    /// After a device fault in the context this returns the fault (`Error::KernelPanic` or
-    /// `Error::ContextLost`), which says how to recover.
+    /// A panic of an earlier launch in the context not yet reported comes back here
+    /// (`Error::KernelPanic`), as does a device fault (`Error::ContextLost`).
     pub fn prepare(
         &'static self,
         stream: &Arc<CudaStream>,
@@ -402,14 +310,8 @@ impl Kernel {
                     let shared =
                         attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory size")?;
                     let local = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local memory size")?;
-                    let mut kernels = lock(&KERNELS);
-                    if !kernels.iter().any(|k| std::ptr::eq(*k, self)) {
-                        kernels.push(self);
-                    }
-                    drop(kernels);
                     funcs.push(Function {
                         ctx: ctx_key,
-                        ordinal: ctx.ordinal(),
                         func: f.clone(),
                         max_threads: max,
                         static_shared: shared,

@@ -115,12 +115,6 @@ pub(crate) fn load(
     Ok(m)
 }
 
-/// Forgets what was loaded into the contexts with these addresses (they are being reset).
-pub(crate) fn forget(contexts: &[usize]) {
-    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
-    loaded.retain(|(k, _)| !contexts.contains(k));
-}
-
 fn record(ctx: &Arc<CudaContext>, kind: ImageKind) {
     if log_enabled() {
         eprintln!("oxide: kernels module: {kind}");

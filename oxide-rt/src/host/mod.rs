@@ -9,7 +9,7 @@ mod panic;
 
 pub use args::{DeviceInput, DeviceOutput, Slice2d, Slice3d};
 pub use error::Error;
-pub use gpu::{gpu_available, reset_device, Gpu, MAX_LOCAL_PER_THREAD};
+pub use gpu::{gpu_available, Gpu, MAX_LOCAL_PER_THREAD};
 pub use image::{loaded_image, loaded_images, ImageKind};
 pub use panic::{panic_in, synchronize};
 

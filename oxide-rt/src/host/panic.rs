@@ -5,9 +5,16 @@
 //! device panic handler (`device/nvptx.rs`) writes its [`PanicRecord`] through: source file,
 //! line, column, message, thread and block, and the panicking launch's grid, block shape and
 //! dynamic shared memory. Per CUDA context this module allocates one record in mapped,
-//! page-locked host memory (`cuMemHostAlloc(DEVICEMAP)`), so the host can still read it after
-//! the kernel's `trap` has made the context unusable, and stores its device address into the
+//! page-locked host memory (`cuMemHostAlloc(DEVICEMAP)`) and stores its device address into the
 //! global of each module loaded in that context ([`install`], called after the load).
+//!
+//! A panicking thread writes the record and then *exits* (it does not `trap`): a trap is a
+//! device fault, and on the H200's driver (580) a fault poisons the device for the whole
+//! process — not even `cuDevicePrimaryCtxReset` or a new context brings it back (measured). An
+//! exit ends only that thread (barriers stop waiting for it), the launch completes, and the
+//! context stays usable; the launch's outputs are incomplete, which the `Err` says. The next
+//! [`synchronize`] (or typed launch) in the context reports the panic once and clears the
+//! record for later launches.
 //!
 //! # Which kernel panicked
 //!
@@ -20,16 +27,15 @@
 //! when several match (the same geometry in flight on two streams, or queued twice on one
 //! stream), it says so and lists them, naming the earliest as the kernel.
 //!
-//! # After a fault
+//! # Device faults
 //!
-//! A trap (or any other device fault) leaves the context unusable: every later call on it
-//! fails. The reports say so, and how to continue: drop every handle of that context and call
-//! `Gpu::recover` / `reset_device` (host/gpu.rs), which drops oxide's caches for the device and
-//! resets its primary context; modules load again lazily on the next launch.
+//! An illegal address or instruction (only `unsafe` code or foreign PTX can cause one) leaves
+//! the context, and on current drivers the device, unusable for the rest of the process:
+//! `Error::ContextLost` says so and that the process must be restarted.
 
 use super::Error;
 use crate::device::panic_record::{
-    Geometry, PanicRecord, DONE, FILE_CAP, MESSAGE_CAP, MESSAGE_NOT_RECORDED, NOT_RECORDED,
+    Geometry, PanicRecord, DONE, EMPTY, FILE_CAP, MESSAGE_CAP, MESSAGE_NOT_RECORDED, NOT_RECORDED,
 };
 use crate::LaunchConfig;
 use cudarc::driver::{result, sys, CudaContext, CudaModule, CudaStream, DriverError};
@@ -59,7 +65,6 @@ struct Launch {
 struct Slot {
     /// Identity of the context (never dereferenced after the context is gone).
     ctx: Weak<CudaContext>,
-    ordinal: usize,
     record: *mut PanicRecord,
     device_addr: u64,
     next_seq: u64,
@@ -99,14 +104,7 @@ fn slot_index(slots: &mut Vec<Slot>, ctx: &Arc<CudaContext>) -> Result<usize, Er
     let mut device_addr: sys::CUdeviceptr = 0;
     // SAFETY: `host` was allocated with DEVICEMAP in this (bound) context; flags must be 0.
     unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device_addr, host, 0) }.result().map_err(driver)?;
-    slots.push(Slot {
-        ctx: Arc::downgrade(ctx),
-        ordinal: ctx.ordinal(),
-        record,
-        device_addr,
-        next_seq: 1,
-        in_flight: VecDeque::new(),
-    });
+    slots.push(Slot { ctx: Arc::downgrade(ctx), record, device_addr, next_seq: 1, in_flight: VecDeque::new() });
     Ok(slots.len() - 1)
 }
 
@@ -140,7 +138,7 @@ pub(crate) fn note_launch(stream: &CudaStream, kernel: &'static str, cfg: &Launc
     let Some(slot) = slots.iter_mut().find(|s| same_ctx(s, ctx)) else {
         return Ok(());
     };
-    if let Some(e) = read(slot) {
+    if let Some(e) = take(slot) {
         return Err(e);
     }
     let launch = Launch {
@@ -173,24 +171,29 @@ pub(crate) fn explain(ctx: &Arc<CudaContext>, e: Error) -> Error {
     panic_in(ctx).unwrap_or_else(|| lost_if_sticky(ctx.ordinal(), e))
 }
 
-/// The panic recorded in `ctx`, if a kernel panicked there.
+/// The panic recorded in `ctx`, if a kernel panicked there since the last report; reporting
+/// it clears the record, so each panic is reported once.
 pub fn panic_in(ctx: &Arc<CudaContext>) -> Option<Error> {
-    lock().iter().find(|s| same_ctx(s, ctx)).and_then(read)
+    lock().iter_mut().find(|s| same_ctx(s, ctx)).and_then(take)
 }
 
-/// Waits for everything queued on `stream`. When a kernel failed, returns
-/// `Error::KernelPanic` (kernel, `file:line:col`, message, thread and block, which launch) if
-/// it panicked, else `Error::ContextLost` for a device fault, else the driver's error.
+/// Waits for everything queued on `stream`. When a kernel of the context panicked, returns
+/// `Error::KernelPanic` (kernel, `file:line:col`, message, thread and block, which launch);
+/// the context stays usable. A device fault is `Error::ContextLost`, anything else the
+/// driver's error.
 pub fn synchronize(stream: &CudaStream) -> Result<(), Error> {
     let ctx = stream.context();
     match stream.synchronize() {
         Ok(()) => {
+            let mut slots = lock();
+            let Some(slot) = slots.iter_mut().find(|s| same_ctx(s, ctx)) else { return Ok(()) };
+            // The panic is read before this stream's launches are retired, so the one that
+            // panicked is still among those it is matched against.
+            let panicked = take(slot);
             // Everything launched on this stream before the call has finished.
             let handle = stream.cu_stream() as usize;
-            if let Some(slot) = lock().iter_mut().find(|s| same_ctx(s, ctx)) {
-                slot.in_flight.retain(|l| l.stream != handle);
-            }
-            Ok(())
+            slot.in_flight.retain(|l| l.stream != handle);
+            panicked.map_or(Ok(()), Err)
         }
         Err(source) => {
             Err(explain(ctx, Error::Driver { what: "a kernel failed (synchronizing the stream)".into(), source }))
@@ -228,32 +231,10 @@ pub(crate) fn lost_if_sticky(ordinal: usize, e: Error) -> Error {
 /// The sentence every report of a lost context ends with: what happened and how to go on.
 pub(crate) fn lost_context_note(ordinal: usize) -> String {
     format!(
-        "the CUDA context of GPU {ordinal} is lost (a device fault is sticky: every later call on it fails). \
-         To continue, drop every CudaSlice, CudaStream and Gpu of that context (they cannot be used any more) \
-         and call `Gpu::recover()` or `oxide_rt::host::reset_device({ordinal})`; kernels load again on their next launch"
+        "the CUDA context of GPU {ordinal} is lost: a device fault is sticky, every later call on it fails, and the \
+         driver gives this process no new context on that GPU (a primary-context reset does not help); restart the \
+         process, or run GPU work that may fault in a child process"
     )
-}
-
-/// Forgets everything recorded for the contexts of device `ordinal` (before its primary
-/// context is reset, which frees the records' memory). Returns those contexts, so the caller
-/// can check nobody holds them any more.
-pub(crate) fn forget_device(ordinal: usize) -> Vec<Weak<CudaContext>> {
-    let mut slots = lock();
-    let mut gone = Vec::new();
-    slots.retain(|s| {
-        if s.ordinal == ordinal {
-            gone.push(s.ctx.clone());
-            false
-        } else {
-            true
-        }
-    });
-    gone
-}
-
-/// The contexts of device `ordinal` that have a panic record (for the live-handle check).
-pub(crate) fn contexts_of(ordinal: usize) -> Vec<Weak<CudaContext>> {
-    lock().iter().filter(|s| s.ordinal == ordinal).map(|s| s.ctx.clone()).collect()
 }
 
 fn stream_name(handle: usize) -> String {
@@ -302,6 +283,14 @@ fn attribute(in_flight: &VecDeque<Launch>, recorded: &Geometry) -> (&'static str
     }
 }
 
+/// The panic recorded in `slot`, if any, after which the record is empty again.
+fn take(slot: &mut Slot) -> Option<Error> {
+    let e = read(slot)?;
+    // SAFETY: as in `read`; the launch that wrote the record has finished (the host reads after a synchronize, or before the next launch once the record is complete), and a panic of a later launch starts from EMPTY again.
+    unsafe { std::ptr::write_volatile(&raw mut (*slot.record).state, EMPTY) };
+    Some(e)
+}
+
 fn read(slot: &Slot) -> Option<Error> {
     let rec = slot.record;
     // The device writes the record before setting `state` to DONE and fences; the host reads the
@@ -334,14 +323,9 @@ fn read(slot: &Slot) -> Option<Error> {
         };
         let (kernel, which) = attribute(&slot.in_flight, &geometry);
         let message = format!(
-            "{text} (thread ({}, {}, {}) of block ({}, {}, {}); {which}). {}",
-            t[0],
-            t[1],
-            t[2],
-            b[0],
-            b[1],
-            b[2],
-            lost_context_note(slot.ordinal)
+            "{text} (thread ({}, {}, {}) of block ({}, {}, {}); {which}). The panicking thread stopped and the \
+             launch's other threads ran on, so its outputs are incomplete; the context stays usable",
+            t[0], t[1], t[2], b[0], b[1], b[2],
         );
         Some(Error::KernelPanic { kernel, message, location })
     }
@@ -358,7 +342,7 @@ mod tests {
         f(&mut rec);
         let mut in_flight = VecDeque::new();
         in_flight.push_back(Launch { seq: 3, kernel: "oob", stream: 0, geometry: Geometry::default() });
-        let slot = Slot { ctx: Weak::new(), ordinal: 0, record: &mut *rec, device_addr: 0, next_seq: 4, in_flight };
+        let slot = Slot { ctx: Weak::new(), record: &mut *rec, device_addr: 0, next_seq: 4, in_flight };
         (rec, slot)
     }
 
@@ -475,7 +459,7 @@ mod attribution_tests {
     }
 
     #[test]
-    fn a_report_says_the_context_is_lost_and_how_to_recover() {
+    fn a_report_names_the_launch_says_the_context_survives_and_is_given_once() {
         // SAFETY: all-zero is a valid PanicRecord (integers and byte arrays).
         let mut rec: Box<PanicRecord> = Box::new(unsafe { std::mem::zeroed() });
         rec.grid = [1, 1, 1];
@@ -484,13 +468,13 @@ mod attribution_tests {
         let mut in_flight = VecDeque::new();
         in_flight.push_back(launch(1, "panics", 0x10, geometry(1, 64, 0)));
         in_flight.push_back(launch(2, "spins", 0x20, geometry(4, 128, 0)));
-        let slot = Slot { ctx: Weak::new(), ordinal: 3, record: &mut *rec, device_addr: 0, next_seq: 3, in_flight };
-        let Some(e) = read(&slot) else { panic!("a complete record must be reported") };
+        let mut slot = Slot { ctx: Weak::new(), record: &mut *rec, device_addr: 0, next_seq: 3, in_flight };
+        let Some(e) = take(&mut slot) else { panic!("a complete record must be reported") };
         assert!(matches!(e, Error::KernelPanic { kernel: "panics", .. }), "{e}");
         let text = e.to_string();
         assert!(text.contains("launch #1 of `panics` on stream 0x10"), "{text}");
-        assert!(text.contains("CUDA context of GPU 3 is lost"), "{text}");
-        assert!(text.contains("reset_device(3)") && text.contains("Gpu::recover()"), "{text}");
+        assert!(text.contains("outputs are incomplete; the context stays usable"), "{text}");
+        assert!(take(&mut slot).is_none(), "a panic is reported once, then the record is empty again");
     }
 
     #[test]
@@ -507,6 +491,6 @@ mod attribution_tests {
             source: DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE),
         };
         assert!(matches!(lost_if_sticky(1, plain), Error::Driver { .. }));
-        assert!(lost_context_note(1).contains("reset_device(1)"));
+        assert!(lost_context_note(1).contains("restart the process"));
     }
 }

@@ -453,6 +453,21 @@ pub fn out_of_bounds(offset: u32, x: &[f32], mut out: DisjointSlice<f32>) {
     }
 }
 
+/// Thread `culprit` of each 64-thread block panics (out of bounds) before a barrier that the
+/// others wait at; each other thread then writes its right neighbour's value.
+#[kernel]
+pub fn panic_before_barrier(culprit: u32, x: &[u32], mut out: DisjointSlice<u32>) {
+    let t = thread::thread_idx().x as usize;
+    let tile = shared_array!(u32, 64);
+    let v = if t == culprit as usize { x[x.len()] } else { x.get(thread::index().get()).copied().unwrap_or(0) };
+    tile.set(t % 64, v);
+    sync_threads();
+    let right = tile.get((t + 1) % 64);
+    if let Some(o) = out.get_mut(thread::index()) {
+        *o = right;
+    }
+}
+
 /// `unwrap` on `None` when `x[i] == 0`, with a formatted `expect`-style message otherwise.
 #[kernel]
 pub fn unwrap_none(x: &[u32], mut out: DisjointSlice<u32>) {

@@ -297,3 +297,28 @@ fn a_4_mib_local_array_is_refused_with_its_size() {
     run!(g, kernels::launch_busy(s, 2u32, 128u32, 100, &dx, &mut busy));
     assert_eq!(s.clone_dtoh(&busy).unwrap(), check::busy(100, &x));
 }
+
+/// A buffer of another context (here a second, non-primary context on the same GPU) is refused
+/// by name before the launch, whether passed as a `CudaSlice` or as a view of one.
+#[test]
+fn buffers_of_another_context_are_refused() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let other = oxide_rt::cuda::CudaContext::new_non_primary(0, 0).unwrap();
+    let theirs = other.default_stream().clone_htod(&[1u32; 64]).unwrap();
+    other.default_stream().synchronize().unwrap();
+    g.ctx.bind_to_thread().unwrap();
+    let ours = s.clone_htod(&[1u32; 64]).unwrap();
+    let mut out = s.alloc_zeros::<u32>(64).unwrap();
+    let err = kernels::launch_atomic_loads(s, 2u32, 32u32, &theirs, &ours, &mut out).unwrap_err();
+    assert!(err.to_string().contains("argument `flags` was allocated in another CUDA context"), "{err}");
+    let err = kernels::launch_atomic_loads(s, 2u32, 32u32, &ours, &theirs.slice(..), &mut out).unwrap_err();
+    assert!(err.to_string().contains("argument `again` was allocated in another CUDA context"), "{err}");
+    let mut their_out = other.default_stream().alloc_zeros::<u32>(64).unwrap();
+    g.ctx.bind_to_thread().unwrap();
+    let err = kernels::launch_atomic_loads(s, 2u32, 32u32, &ours, &ours, &mut their_out).unwrap_err();
+    assert!(err.to_string().contains("argument `out` was allocated in another CUDA context"), "{err}");
+    // Our own buffers still launch.
+    run!(g, kernels::launch_atomic_loads(s, 2u32, 32u32, &ours, &ours, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), vec![3u32; 64]);
+}
