@@ -1,6 +1,7 @@
 //! A bounds-check panic in a GPU kernel comes back as `Error::KernelPanic` naming the kernel,
-//! the source location and (debug builds) the message; run by ci/gpu-check.sh in both profiles. Its own test binary: the trap leaves the process's CUDA
-//! context unusable.
+//! the source location and (debug builds) the message, once; the context stays usable. Run by
+//! ci/gpu-check.sh in both profiles (release builds take another panic path). Its own test
+//! binary, so a regression that poisons the context cannot take other tests with it.
 
 use device_api::kernels;
 use oxide_rt::host::Gpu;
@@ -36,7 +37,8 @@ fn out_of_bounds_on_the_gpu_reports_kernel_file_line_and_message() {
         }
         other => panic!("expected Error::KernelPanic, got {other:?}"),
     }
-    // The next launch in the dead context reports the same panic instead of launching.
-    let again = kernels::launch_out_of_bounds(s, 1u32, 64u32, 0, &x, &mut out).unwrap_err();
-    assert!(matches!(again, Error::KernelPanic { kernel: "out_of_bounds", .. }), "{again}");
+    // Reported once; the next launch in the same context runs normally.
+    kernels::launch_out_of_bounds(s, 1u32, 64u32, 0, &x, &mut out).unwrap();
+    g.synchronize().unwrap();
+    assert_eq!(s.clone_dtoh(&out).unwrap(), vec![1f32; 64]);
 }
