@@ -404,6 +404,30 @@ fn parse_launch_bounds(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::
     }
 }
 
+/// The host element type of a `&[Atomic..]` input: `AtomicU32` -> `u32`, `AtomicF32` -> `f32`
+/// (any path ending so, without generics). Every atomic has its plain type's size and
+/// alignment, so the host passes a buffer of plain values, e.g. a `CudaSlice<u32>`.
+pub fn atomic_host_elem(ty: &Type) -> Option<TokenStream> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last().filter(|s| s.arguments.is_none())?;
+    let plain = match last.ident.to_string().as_str() {
+        "AtomicU8" => quote::quote!(u8),
+        "AtomicI8" => quote::quote!(i8),
+        "AtomicU16" => quote::quote!(u16),
+        "AtomicI16" => quote::quote!(i16),
+        "AtomicU32" => quote::quote!(u32),
+        "AtomicI32" => quote::quote!(i32),
+        "AtomicU64" => quote::quote!(u64),
+        "AtomicI64" => quote::quote!(i64),
+        "AtomicUsize" => quote::quote!(usize),
+        "AtomicIsize" => quote::quote!(isize),
+        "AtomicF32" => quote::quote!(f32),
+        "AtomicF64" => quote::quote!(f64),
+        _ => return None,
+    };
+    Some(plain)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -481,28 +505,4 @@ mod tests {
             assert_eq!(k.attr_errors.len(), 1, "{attr}");
         }
     }
-}
-
-/// The host element type of a `&[Atomic..]` input: `AtomicU32` -> `u32`, `AtomicF32` -> `f32`
-/// (any path ending so, without generics). Every atomic has its plain type's size and
-/// alignment, so the host passes a buffer of plain values, e.g. a `CudaSlice<u32>`.
-pub fn atomic_host_elem(ty: &Type) -> Option<TokenStream> {
-    let Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last().filter(|s| s.arguments.is_none())?;
-    let plain = match last.ident.to_string().as_str() {
-        "AtomicU8" => quote::quote!(u8),
-        "AtomicI8" => quote::quote!(i8),
-        "AtomicU16" => quote::quote!(u16),
-        "AtomicI16" => quote::quote!(i16),
-        "AtomicU32" => quote::quote!(u32),
-        "AtomicI32" => quote::quote!(i32),
-        "AtomicU64" => quote::quote!(u64),
-        "AtomicI64" => quote::quote!(i64),
-        "AtomicUsize" => quote::quote!(usize),
-        "AtomicIsize" => quote::quote!(isize),
-        "AtomicF32" => quote::quote!(f32),
-        "AtomicF64" => quote::quote!(f64),
-        _ => return None,
-    };
-    Some(plain)
 }
