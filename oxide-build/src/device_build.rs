@@ -118,7 +118,10 @@ fn compile_error(stderr: &str, command: &str, tc: &Toolchain, opts: &Options<'_>
         );
     }
     let body: Vec<&str> = stderr.lines().filter(|l| !l.trim_start().starts_with("Compiling ")).collect();
-    let hint = outside_path(stderr, opts.kernels_file).map(|path| crate_path_hint(&path, opts)).unwrap_or_default();
+    let hint = outside_path(stderr, opts.kernels_file)
+        .map(|path| crate_path_hint(&path, opts))
+        .or_else(|| duplicate_symbol(stderr).map(|s| duplicate_symbol_hint(&s)))
+        .unwrap_or_default();
     Error::new(
         ErrorKind::KernelCompile,
         format!(
@@ -179,6 +182,31 @@ fn crate_path_hint(path: &str, opts: &Options<'_>) -> String {
          (or into a `no_std` crate added with `.device_dependency(..)`).\n",
         opts.kernels_file.display()
     )
+}
+
+/// The symbol of rustc's "symbol `x` is already defined" (two exported items of one name in
+/// different modules of the kernels module: `#[kernel]`s, or identical `#[derive(KernelArg)]`s).
+fn duplicate_symbol(stderr: &str) -> Option<String> {
+    stderr.lines().find_map(|l| {
+        let rest = l.strip_prefix("error: symbol `")?;
+        let (symbol, tail) = rest.split_once('`')?;
+        tail.contains("is already defined").then(|| symbol.to_string())
+    })
+}
+
+fn duplicate_symbol_hint(symbol: &str) -> String {
+    let record = symbol.strip_prefix("__oxide_layout_").and_then(|r| r.rsplit_once('_')).map(|(name, _)| name);
+    match record {
+        Some(name) => format!(
+            "\n  hint: two `#[derive(KernelArg)]` structs `{name}` with the same definition live in different modules of the \
+             kernels module; define it once and `use` it where it is needed.\n"
+        ),
+        None => format!(
+            "\n  hint: two kernels in different modules of the kernels module export the PTX symbol `{symbol}` (a kernel's \
+             symbol is its function name); give one of them another with `#[kernel(name = \"{symbol}_2\")]` (its launchers \
+             keep the function's name).\n"
+        ),
+    }
 }
 
 /// Parses a Makefile-style dep-info file: the first rule's prerequisites.

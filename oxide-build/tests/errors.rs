@@ -53,6 +53,19 @@ fn a_kernel_that_does_not_compile_shows_rustc_diagnostics_with_the_users_path() 
 }
 
 #[test]
+fn two_kernels_of_one_name_in_different_modules_are_told_to_rename_one() {
+    let (_, b) = crate_with(
+        "duplicate_symbol",
+        "use oxide_rt::device::*;\npub mod a {\n    use oxide_rt::device::*;\n    #[kernel]\n    pub fn fill(mut y: DisjointSlice<u32>) {\n        if let Some(o) = y.get_mut(thread::index()) { *o = 1; }\n    }\n}\npub mod b {\n    use oxide_rt::device::*;\n    #[kernel]\n    pub fn fill(mut y: DisjointSlice<u32>) {\n        if let Some(o) = y.get_mut(thread::index()) { *o = 2; }\n    }\n}\n#[allow(unused_imports)]\nuse a::fill as _a;\n#[kernel]\npub fn other(mut y: DisjointSlice<u32>) {\n    if let Some(o) = y.get_mut(thread::index()) { *o = 3; }\n}\n",
+    );
+    let err = b.try_compile().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::KernelCompile, "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("`fill`") && msg.contains("already defined"), "rustc's own error:\n{msg}");
+    assert!(msg.contains("#[kernel(name = \"fill_2\")]"), "the hint names the option:\n{msg}");
+}
+
+#[test]
 fn an_llc_abort_is_a_short_error_naming_the_module_and_llvms_message() {
     // NVPTX has no f32 -> u128 conversion: llc aborts with "unsupported library call".
     let (_, b) = crate_with(

@@ -3,8 +3,10 @@
 //! Checks (all errors spanned and collected): a struct, `#[repr(C)]`, no generics, at least one
 //! field, kernel-safe field types. Emits `KernelArg` (+ cudarc's `DeviceRepr` on the host), a
 //! `KernelArg` assertion per field, and the layout proof:
-//! * nvptx64: a meta record `__oxide_layout_<Struct>: [u64; 2 + fields]` =
-//!   `[size, align, offset of each field]`, which oxide-build copies into its manifest;
+//! * nvptx64: a meta record `__oxide_layout_<Struct>_<hash>: [u64; 2 + fields]` =
+//!   `[size, align, offset of each field]`, which oxide-build copies into its manifest. The
+//!   hash of the definition keeps two structs of one name in different modules of the kernels
+//!   crate from clashing on one symbol;
 //! * host: when `$OXIDE_MANIFEST` is set (the crate is built by oxide-build), constant
 //!   assertions that the host's size, alignment and offsets equal that record.
 
@@ -39,7 +41,7 @@ pub fn kernel_arg(input: &DeriveInput) -> TokenStream {
         let ty = &f.ty;
         quote_spanned! {ty.span()=> #p::assert_kernel_arg::<#ty>(); }
     });
-    let record = format_ident!("__oxide_layout_{}", name);
+    let record = format_ident!("__oxide_layout_{}_{:08x}", name, definition_hash(input));
     let n = members.len() + 2;
     let proof = host_proof(name, &record.to_string(), &data.fields);
     quote! {
@@ -60,6 +62,44 @@ pub fn kernel_arg(input: &DeriveInput) -> TokenStream {
 
         #proof
     }
+}
+
+/// FNV-1a over the struct's definition (name, attributes other than docs, fields), token by
+/// token: the host and the device expand the same source, and token text (unlike
+/// `TokenStream::to_string`'s spacing) does not depend on the compiler version.
+fn definition_hash(input: &DeriveInput) -> u32 {
+    fn walk(tokens: TokenStream, h: &mut u32) {
+        for t in tokens {
+            let text = match t {
+                proc_macro2::TokenTree::Group(g) => {
+                    eat(&format!("{:?}", g.delimiter()), h);
+                    walk(g.stream(), h);
+                    continue;
+                }
+                proc_macro2::TokenTree::Ident(i) => i.to_string(),
+                proc_macro2::TokenTree::Punct(p) => p.as_char().to_string(),
+                proc_macro2::TokenTree::Literal(l) => l.to_string(),
+            };
+            eat(&text, h);
+        }
+    }
+    fn eat(text: &str, h: &mut u32) {
+        for b in text.bytes().chain([0]) {
+            *h = (*h ^ b as u32).wrapping_mul(0x0100_0193);
+        }
+    }
+    let mut h = 0x811c_9dc5;
+    eat(&input.ident.to_string(), &mut h);
+    for attr in input.attrs.iter().filter(|a| !a.path().is_ident("doc")) {
+        walk(quote!(#attr), &mut h);
+    }
+    if let Data::Struct(data) = &input.data {
+        for f in &data.fields {
+            let (name, ty) = (&f.ident, &f.ty);
+            walk(quote!(#name : #ty), &mut h);
+        }
+    }
+    h
 }
 
 fn member_name(m: &Member) -> String {

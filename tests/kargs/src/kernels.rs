@@ -40,3 +40,23 @@ pub fn count_odd(x: &[u32], bins: &[AtomicU32]) {
         bins[0].fetch_add(1, Ordering::Relaxed);
     }
 }
+
+/// A second `Pair`, of another definition, in another module: each derive gets its own layout
+/// record (named with a hash of the definition), so the two do not clash in the device build.
+pub mod wide {
+    use oxide_rt::device::*;
+    use oxide_rt::KernelArg;
+
+    #[derive(Clone, Copy, KernelArg)]
+    #[repr(C)]
+    pub struct Pair(pub f64, pub u64);
+
+    /// y[i] = p.0 * i + p.1
+    #[kernel]
+    pub fn ramp(p: Pair, mut y: DisjointSlice<f64>) {
+        let i = thread::index();
+        if let Some(yi) = y.get_mut(i) {
+            *yi = p.0 * i.get() as f64 + p.1 as f64;
+        }
+    }
+}

@@ -13,7 +13,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
     let xu: Vec<u32> = (0..n as u32).collect();
     let cfg = LaunchConfig::for_num_elems(n as u32, 128);
-    let (y, ys, yu, odd) = match Backend::from_env()? {
+    let ramp = kernels::wide::Pair(0.5, 7);
+    let (y, ys, yu, odd, yr) = match Backend::from_env()? {
         Backend::Cuda => {
             let gpu = oxide_rt::host::Gpu::new(0)?;
             let s = &gpu.stream;
@@ -31,7 +32,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             kernels::launch_scale_f32_with(s, cfg, 4.0, &dxs, &mut dys)?;
             kernels::launch_scale_u32_with(s, cfg, 3, &dxu, &mut dyu)?;
             kernels::launch_count_odd_with(s, cfg, &dxu, &bins)?;
-            (s.clone_dtoh(&dy)?, s.clone_dtoh(&dys)?, s.clone_dtoh(&dyu)?, s.clone_dtoh(&bins)?[0])
+            let mut dyr = s.alloc_zeros::<f64>(n)?;
+            kernels::wide::launch_ramp_with(s, cfg, ramp, &mut dyr)?;
+            (s.clone_dtoh(&dy)?, s.clone_dtoh(&dys)?, s.clone_dtoh(&dyu)?, s.clone_dtoh(&bins)?[0], s.clone_dtoh(&dyr)?)
         }
         Backend::Cpu => {
             println!("backend: cpu");
@@ -42,13 +45,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             kernels::cpu_scale_u32_with(cfg, 3, &xu, &mut yu)?;
             let bins = [AtomicU32::new(0)];
             kernels::cpu_count_odd_with(cfg, &xu, &bins)?;
-            (y, ys, yu, bins[0].load(std::sync::atomic::Ordering::Relaxed))
+            let mut yr = vec![0f64; n];
+            kernels::wide::cpu_ramp_with(cfg, ramp, &mut yr)?;
+            (y, ys, yu, bins[0].load(std::sync::atomic::Ordering::Relaxed), yr)
         }
     };
     assert_eq!(y, want, "affine");
     assert_eq!(ys, xs.iter().map(|v| v * 4.0).collect::<Vec<_>>(), "scale_f32");
     assert_eq!(yu, xu.iter().map(|v| v * 3).collect::<Vec<_>>(), "scale_u32");
     assert_eq!(odd, (n / 2) as u32, "count_odd");
+    assert_eq!(yr, (0..n).map(|i| 0.5 * i as f64 + 7.0).collect::<Vec<_>>(), "wide::ramp");
     println!("kargs: OK");
     Ok(())
 }
