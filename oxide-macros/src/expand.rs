@@ -190,6 +190,8 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     let mut cpu_prep = Vec::new();
     let mut cpu_call = Vec::new();
     let mut names = Vec::new();
+    let mut input_ranges = Vec::new();
+    let mut has_atomic_input = false;
     for a in &c.args {
         let id = &a.ident;
         names.push(quote!(#id));
@@ -205,10 +207,14 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 cpu_params.push(quote! { #id: #ty });
                 cpu_call.push(quote! { #id });
             }
-            ArgKind::SliceIn { elem, .. } => {
+            ArgKind::SliceIn { elem, atomic } => {
                 // `&[AtomicU32]` on the device is a `CudaSlice<u32>` on the host (cudarc cannot
                 // hold atomics; they have the plain type's layout).
                 let host_elem = atomic_host_elem(elem).unwrap_or_else(|| quote!(#elem));
+                input_ranges.push(quote! {
+                    (#arg_name, #ptr, #len * ::core::mem::size_of::<#host_elem>(), #atomic)
+                });
+                has_atomic_input |= *atomic;
                 gpu_params.push(quote! { #id: &impl #p::DeviceInput<#host_elem> });
                 let assert = quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#host_elem>(); };
                 gpu_prep.push(assert.clone());
@@ -269,6 +275,11 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 cpu_call.push(quote! { unsafe { <#ty as #p::OutputSlice>::from_raw(#ptr.get(), #len, #shape_ident) } });
             }
         }
+    }
+    // An input of atomics and a plain input are both shared borrows on the host: make sure they
+    // are not one buffer (the kernel would read memory other threads write).
+    if has_atomic_input && input_ranges.len() > 1 {
+        gpu_prep.push(quote! { #p::check_inputs_apart(#export, &[#(#input_ranges),*])?; });
     }
     let call_kernel = if k.unsafe_fn {
         // SAFETY: the caller of this `unsafe` launcher upheld the kernel's contract.

@@ -120,7 +120,16 @@ impl BlockMem {
 
     fn static_ptr(&self, key: *const u8, bytes: usize, align: usize) -> *mut u8 {
         let mut statics = self.statics.borrow_mut();
-        if let Some((_, p, _)) = statics.iter().find(|(k, _, _)| *k == key) {
+        if let Some((_, p, l)) = statics.iter().find(|(k, _, _)| *k == key) {
+            // One declaration always asks for the same size; anything else would hand out a
+            // view longer than the storage (only a direct call of the hidden entry point can).
+            if l.size() < bytes || l.align() < align {
+                panic!(
+                    "shared memory declaration asked for {bytes} bytes (alignment {align}) but has {} (alignment {})",
+                    l.size(),
+                    l.align()
+                );
+            }
             return p.as_ptr();
         }
         let layout = match Layout::from_size_align(bytes.max(1), align.max(1)) {

@@ -212,3 +212,50 @@ pub fn output_arg<'a, T>(
     let ptr = if len == 0 || ptr == 0 { std::mem::align_of::<T>() as u64 } else { ptr };
     Ok((ptr, len, guard))
 }
+
+/// One `&[T]` input as passed: its name, address, size in bytes and whether its elements are
+/// atomics.
+pub type InputRange = (&'static str, u64, usize, bool);
+
+/// Refuses a launch where an input of atomics overlaps a plain input. Both are shared borrows
+/// on the host, so the borrow checker lets one buffer be passed as both, but the plain input is
+/// read-only (and `noalias`) for the kernel while threads write the other: the kernel's reads
+/// would race with those writes and could come from a stale cache.
+pub fn check_inputs_apart(kernel: &'static str, inputs: &[InputRange]) -> Result<(), Error> {
+    let live = |r: &&InputRange| r.2 > 0;
+    for a in inputs.iter().filter(live).filter(|r| r.3) {
+        for p in inputs.iter().filter(live).filter(|r| !r.3) {
+            let (a_end, p_end) = (a.1.saturating_add(a.2 as u64), p.1.saturating_add(p.2 as u64));
+            if a.1 < p_end && p.1 < a_end {
+                return Err(Error::InvalidLaunch {
+                    kernel,
+                    reason: format!(
+                        "argument `{}` (atomics, which threads write) and argument `{}` (a read-only input) overlap in \
+                         device memory; pass separate buffers, or read through the atomics",
+                        a.0, p.0
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_and_plain_inputs_must_not_overlap() {
+        let plain = ("x", 0x1000, 400, false);
+        let apart = ("counts", 0x1190, 16, true);
+        assert!(check_inputs_apart("k", &[plain, apart]).is_ok());
+        let inside = ("counts", 0x1100, 4, true);
+        let err = check_inputs_apart("k", &[plain, inside]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("argument `counts`") && err.contains("argument `x`"), "{err}");
+        // Two plain inputs, or two of atomics, may share memory; empty ones never overlap.
+        assert!(check_inputs_apart("k", &[plain, ("y", 0x1000, 400, false)]).is_ok());
+        assert!(check_inputs_apart("k", &[inside, ("c2", 0x1100, 4, true)]).is_ok());
+        assert!(check_inputs_apart("k", &[plain, ("c", 0x1100, 0, true)]).is_ok());
+    }
+}

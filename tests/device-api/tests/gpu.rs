@@ -230,6 +230,13 @@ fn atomic_inputs_and_views() {
     let want: Vec<u32> =
         (0..100).map(|i| if (10..60).contains(&i) { (i - 10) + 2 * (i + 40) } else { 3 * i }).collect();
     assert_eq!(s.clone_dtoh(&out).unwrap(), want);
+
+    // One buffer as a plain (read-only) input and as atomics that threads add to: refused.
+    let sums = s.alloc_zeros::<f32>(300).unwrap();
+    let s64 = s.alloc_zeros::<f64>(1).unwrap();
+    let err = kernels::launch_atomics_float(s, 1u32, 256u32, &sums, &sums.slice(100..102), &s64).unwrap_err();
+    assert!(err.to_string().contains("argument `sum32` (atomics, which threads write) and argument `x`"), "{err}");
+    run!(g, kernels::launch_atomics_float(s, 1u32, 256u32, &sums.slice(..256), &sums.slice(256..258), &s64));
 }
 
 /// A view that does not start at a whole element (only `unsafe` code can make one) is refused

@@ -587,3 +587,19 @@ fn bad_warp_arguments_are_reported_at_the_callers_line() {
         other => panic!("expected a kernel panic with a location, got {other:?}"),
     }
 }
+
+/// One shared declaration asked for more than it first got (only a direct call of the hidden
+/// `__static_shared` can do that) panics instead of handing out a view past its storage.
+#[test]
+fn a_shared_declaration_cannot_grow() {
+    static KEY: u8 = 0;
+    let result = cpu_launch(&plain(), LaunchConfig::new(1, 1), || {
+        let small = crate::device::shared::__static_shared::<u32>(&KEY, 4);
+        let large = crate::device::shared::__static_shared::<u32>(&KEY, 1 << 20);
+        large.set(small.len() + 1000, 1);
+    });
+    match result {
+        Err(Error::KernelPanic { message, .. }) => assert!(message.contains("asked for 4194304 bytes"), "{message}"),
+        other => panic!("expected a kernel panic, got {other:?}"),
+    }
+}
