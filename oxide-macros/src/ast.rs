@@ -77,7 +77,7 @@ pub enum ArgKind {
 pub enum OutShape {
     /// None: the type's ownership rule needs only the thread's position.
     Flat,
-    /// `DisjointSlice2d<T>`: the host passes `Slice2d::new(buf, cols)`.
+    /// `DisjointSlice2d<T>`, `DisjointRows<T>`: the host passes `Slice2d::new(buf, cols)`.
     D2,
     /// `DisjointSlice3d<T>`: the host passes `Slice3d::new(buf, cols, rows)`.
     D3,
@@ -227,9 +227,11 @@ pub fn classify(ty: &Type) -> ArgKind {
             // parse as a type).
             let chunks = last.ident == "DisjointChunks" || last.ident == "DisjointStrided";
             let shape = match last.ident.to_string().as_str() {
-                "DisjointSlice2d" => Some(OutShape::D2),
+                "DisjointSlice2d" | "DisjointRows" => Some(OutShape::D2),
                 "DisjointSlice3d" => Some(OutShape::D3),
-                "DisjointSlice" | "DisjointChunks" | "DisjointStrided" => Some(OutShape::Flat),
+                "DisjointSlice" | "DisjointChunks" | "DisjointStrided" | "DisjointPerWarp" | "DisjointPerBlock" => {
+                    Some(OutShape::Flat)
+                }
                 _ => None,
             };
             if let Some(shape) = shape {

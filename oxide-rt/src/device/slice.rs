@@ -245,6 +245,156 @@ impl<'a, T> DisjointSlice3d<'a, T> {
     }
 }
 
+/// One output element per warp: the `w`-th warp of the launch owns element `w`, and its lane 0
+/// holds it (CUDA: `if (lane == 0) y[warp] = sum;` after a warp reduction).
+///
+/// Why no two threads meet: warps are the block's threads in runs of 32 by linear rank, so the
+/// launch's warp index (block index × warps per block + warp in the block) is distinct for
+/// distinct warps, and exactly one thread of each warp (rank ≡ 0 mod 32) is given the element.
+pub struct DisjointPerWarp<'a, T> {
+    ptr: NonNull<T>,
+    len: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> DisjointPerWarp<'a, T> {
+    /// This warp's index in the launch (its element), the same for all its lanes (saturating
+    /// at `usize::MAX`, which is past the end of any buffer, for grids beyond `usize` warps).
+    #[inline(always)]
+    pub fn index(&self) -> usize {
+        let (block, in_block, per_block) = super::thread::linear_position();
+        block.saturating_mul(per_block.div_ceil(32)).saturating_add(in_block / 32)
+    }
+
+    /// The warp's element, on lane 0 only (`None` on the other lanes and past the end).
+    #[inline(always)]
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        let (_, in_block, _) = super::thread::linear_position();
+        let i = self.index();
+        if in_block % 32 != 0 || i >= self.len {
+            return None;
+        }
+        // SAFETY: in bounds (checked above) and held by this warp's lane 0 only (see the type's docs); `&mut self` stops this thread from taking it twice.
+        Some(unsafe { &mut *self.ptr.as_ptr().add(i) })
+    }
+}
+
+/// One output element per block: block `b` (linear over the grid) owns element `b`, and its
+/// thread 0 holds it (CUDA: `if (threadIdx.x == 0) y[blockIdx.x] = total;`).
+///
+/// Why no two threads meet: block indices are distinct, and only the thread of linear rank 0
+/// in each block is given the element.
+pub struct DisjointPerBlock<'a, T> {
+    ptr: NonNull<T>,
+    len: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> DisjointPerBlock<'a, T> {
+    /// This block's index in the grid (its element), the same for all its threads.
+    #[inline(always)]
+    pub fn index(&self) -> usize {
+        super::thread::linear_position().0
+    }
+
+    /// The block's element, on its thread 0 only (`None` elsewhere and past the end).
+    #[inline(always)]
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        let (block, in_block, _) = super::thread::linear_position();
+        if in_block != 0 || block >= self.len {
+            return None;
+        }
+        // SAFETY: in bounds (checked above) and held by this block's thread 0 only (see the type's docs); `&mut self` stops this thread from taking it twice.
+        Some(unsafe { &mut *self.ptr.as_ptr().add(block) })
+    }
+}
+
+/// A row per block of a row-major matrix with `cols` columns: block `b` (linear over the grid)
+/// owns row `b`, and its `B` threads share the row interleaved — thread `t` owns columns
+/// `t, t + B, t + 2B, …` — so a warp's stores are consecutive (coalesced). For block-per-row
+/// kernels (layer norm, softmax, per-row scaling) whose row length is known only at run time.
+/// The host passes `oxide_rt::Slice2d::new(&mut buf, cols)`.
+///
+/// Why no two threads meet: `cols` comes from the host (the same in every thread); rows of
+/// distinct blocks are disjoint because every column is below `cols`; within a block, distinct
+/// threads own distinct residues modulo `B`.
+pub struct DisjointRows<'a, T> {
+    ptr: NonNull<T>,
+    len: usize,
+    cols: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> DisjointRows<'a, T> {
+    /// Columns per row, as the host passed them.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// This block's row (the same for all its threads).
+    #[inline(always)]
+    pub fn row(&self) -> usize {
+        super::thread::linear_position().0
+    }
+
+    /// The column of this thread's `k`-th element of the row, or `None` past the row's end
+    /// (or past the buffer's end).
+    #[inline(always)]
+    pub fn column(&self, k: usize) -> Option<usize> {
+        let (block, in_block, per_block) = super::thread::linear_position();
+        let c = k.checked_mul(per_block)?.checked_add(in_block).filter(|&c| c < self.cols)?;
+        block.checked_mul(self.cols)?.checked_add(c).filter(|&i| i < self.len)?;
+        Some(c)
+    }
+
+    /// This thread's `k`-th element of the block's row: column `t + k * B` (see
+    /// [`column`](Self::column) for when there is none).
+    #[inline(always)]
+    pub fn get_mut(&mut self, k: usize) -> Option<&mut T> {
+        let c = self.column(k)?;
+        let i = self.row() * self.cols + c;
+        // SAFETY: `i < len` and owned by this thread only (checked by `column`, see the type's docs); `&mut self` stops this thread from taking it twice.
+        Some(unsafe { &mut *self.ptr.as_ptr().add(i) })
+    }
+
+    /// This thread's elements of the row with their columns, in order:
+    /// `for (c, y) in rows.iter_mut() { *y = f(x[rows.row() * cols + c]); }`.
+    #[inline(always)]
+    pub fn iter_mut(&mut self) -> RowIterMut<'_, T> {
+        let (block, in_block, per_block) = super::thread::linear_position();
+        // Columns past the end of the buffer are cut off: the row stops at `len`.
+        let base = block.saturating_mul(self.cols);
+        let end = self.cols.min(self.len.saturating_sub(base));
+        RowIterMut { ptr: self.ptr, base, next: in_block, step: per_block.max(1), end, _borrow: PhantomData }
+    }
+}
+
+/// This thread's elements of its block's row, from [`DisjointRows::iter_mut`].
+pub struct RowIterMut<'r, T> {
+    ptr: NonNull<T>,
+    base: usize,
+    next: usize,
+    step: usize,
+    end: usize,
+    _borrow: PhantomData<&'r mut [T]>,
+}
+
+impl<'r, T> Iterator for RowIterMut<'r, T> {
+    type Item = (usize, &'r mut T);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let c = self.next;
+        if c >= self.end {
+            return None;
+        }
+        self.next = c.saturating_add(self.step);
+        // SAFETY: `base + c < len` (`end` is cut at the buffer's end); the columns this iterator yields are distinct (strictly increasing) and owned by this thread only (see `DisjointRows`), and the iterator holds the row's `&mut` borrow.
+        Some((c, unsafe { &mut *self.ptr.as_ptr().add(self.base + c) }))
+    }
+}
+
 /// How generated code turns a kernel's output pointer and length back into its output type.
 #[doc(hidden)]
 pub trait OutputSlice {
@@ -258,8 +408,8 @@ pub trait OutputSlice {
     /// 3. `ptr` is non-null and aligned, also when `len == 0` (the launchers substitute an
     ///    aligned dangling address for empty slices).
     /// 4. `shape` is the same in every thread of the launch (a kernel argument the host built:
-    ///    `[cols, 0]` for [`DisjointSlice2d`], `[cols, rows]` for [`DisjointSlice3d`], ignored by
-    ///    the others).
+    ///    `[cols, 0]` for [`DisjointSlice2d`] and [`DisjointRows`], `[cols, rows]` for
+    ///    [`DisjointSlice3d`], ignored by the others).
     unsafe fn from_raw(ptr: *mut Self::Elem, len: usize, shape: [usize; 2]) -> Self;
 }
 
@@ -294,4 +444,7 @@ output_type!(DisjointSlice);
 output_type!(DisjointChunks, const N);
 output_type!(DisjointStrided, const N);
 output_type!(DisjointSlice2d; cols = 0);
+output_type!(DisjointPerWarp);
+output_type!(DisjointPerBlock);
+output_type!(DisjointRows; cols = 0);
 output_type!(DisjointSlice3d; cols = 0, rows = 1);

@@ -261,3 +261,31 @@ pub fn big_static_shared(x: &[f32], block: usize) -> Vec<f32> {
 pub fn busy(rounds: u32, x: &[u32]) -> Vec<u32> {
     x.iter().map(|&v0| (0..rounds).fold(v0, |v, _| v.wrapping_mul(1_664_525).wrapping_add(1_013_904_223))).collect()
 }
+
+/// `warp_sums` for `blocks` blocks of `block` threads (warps of 32 by rank).
+pub fn warp_sums(x: &[u32], blocks: usize, block: usize) -> Vec<u32> {
+    let warps = block.div_ceil(32);
+    (0..blocks * warps)
+        .map(|w| {
+            let (b, k) = (w / warps, w % warps);
+            let lanes = (k * 32)..((k + 1) * 32).min(block);
+            lanes.map(|t| x.get(b * block + t).copied().unwrap_or(0)).fold(0u32, u32::wrapping_add)
+        })
+        .collect()
+}
+
+pub fn block_max(x: &[u32], blocks: usize, block: usize) -> Vec<u32> {
+    (0..blocks).map(|b| (0..block).map(|t| x.get(b * block + t).copied().unwrap_or(0)).max().unwrap_or(0)).collect()
+}
+
+/// `normalize_rows` for a block of `block` threads per row: the same partial sums in the same
+/// order as the kernel (thread `t` sums columns `t, t + block, …`, then the partials in order).
+pub fn normalize_rows(x: &[f32], cols: usize, block: usize) -> Vec<f32> {
+    x.chunks(cols)
+        .flat_map(|row| {
+            let total: f32 =
+                (0..block).map(|t| row.iter().skip(t).step_by(block).fold(0.0, |a, v| a + v)).fold(0.0, |a, p| a + p);
+            row.iter().map(move |v| v / total)
+        })
+        .collect()
+}

@@ -6,6 +6,58 @@ use oxide_rt::device::*;
 pub const TILE: usize = 256;
 
 // ---------------------------------------------------------------------------------------------
+// Outputs owned per warp, per block, per row
+
+/// `out[w]` = the sum of warp `w`'s inputs, written by its lane 0 (blocks of whole warps: the
+/// full-mask reduction needs all 32 lanes).
+#[kernel]
+pub fn warp_sums(x: &[u32], mut out: DisjointPerWarp<u32>) {
+    let v = x.get(thread::index().get()).copied().unwrap_or(0);
+    let sum = warp::reduce_add_u32(v);
+    if let Some(o) = out.get_mut() {
+        *o = sum;
+    }
+}
+
+/// `out[b]` = the largest input of block `b`, written by its thread 0.
+#[kernel]
+pub fn block_max(x: &[u32], mut out: DisjointPerBlock<u32>) {
+    let best = shared_array!(u32, 1);
+    let t = thread::thread_rank();
+    if t == 0 {
+        best.set(0, 0);
+    }
+    sync_threads();
+    best.atomic(0).atomic_max(x.get(thread::index().get()).copied().unwrap_or(0), Scope::Block);
+    sync_threads();
+    if let Some(o) = out.get_mut() {
+        *o = best.get(0);
+    }
+}
+
+/// Row `r` of `out` = row `r` of `x` divided by the row's sum (one block per row, any width).
+#[kernel]
+pub fn normalize_rows(x: &[f32], mut out: DisjointRows<f32>) {
+    let partial = shared_array!(f32, 1024);
+    let (t, cols, row) = (thread::thread_rank() as usize, out.cols(), out.row());
+    let mut sum = 0.0;
+    let mut c = t;
+    while c < cols {
+        sum += x.get(row * cols + c).copied().unwrap_or(0.0);
+        c += thread::block_dim().x as usize;
+    }
+    partial.set(t, sum);
+    sync_threads();
+    let mut total = 0.0;
+    for i in 0..thread::block_dim().x as usize {
+        total += partial.get(i);
+    }
+    for (c, y) in out.iter_mut() {
+        *y = x.get(row * cols + c).copied().unwrap_or(0.0) / total;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Indices
 
 /// `out[i] = global x + 1000 * global y` for a 2D launch, written at the row-major index (the

@@ -270,3 +270,27 @@ fn a_4_mib_local_array_is_refused_before_running() {
         other => panic!("expected InvalidLaunch, got {other}"),
     }
 }
+
+/// Per-warp outputs (3 warps per block), per-block ones with a block of 80 threads, and a row
+/// per block with rows longer and shorter than the block; a 2-D grid of blocks counts linearly.
+#[test]
+fn per_warp_per_block_and_per_row_outputs() {
+    let x = check::inputs_u32(6 * 96, 1 << 20);
+    let mut sums = vec![u32::MAX; 6 * 3];
+    kernels::cpu_warp_sums((3u32, 2u32), 96u32, &x, &mut sums).unwrap();
+    assert_eq!(sums, check::warp_sums(&x, 6, 96));
+    let mut maxes = vec![0u32; 6];
+    kernels::cpu_block_max((2u32, 3u32), 80u32, &x, &mut maxes).unwrap();
+    assert_eq!(maxes, check::block_max(&x, 6, 80));
+    for cols in [1usize, 50, 64, 300] {
+        let x: Vec<f32> = (0..5 * cols).map(|i| (i % 7) as f32 + 1.0).collect();
+        let mut out = vec![f32::NAN; x.len()];
+        kernels::cpu_normalize_rows(5u32, 64u32, &x, Slice2d::new(&mut out, cols)).unwrap();
+        assert_eq!(out, check::normalize_rows(&x, cols, 64), "cols = {cols}");
+    }
+    // More blocks than rows: the extra blocks own nothing (the buffer ends).
+    let x = vec![1.0f32; 2 * 10];
+    let mut out = vec![0.0f32; 2 * 10];
+    kernels::cpu_normalize_rows(4u32, 32u32, &x, Slice2d::new(&mut out, 10)).unwrap();
+    assert!(out.iter().all(|&v| v == 0.1), "{out:?}");
+}

@@ -331,3 +331,26 @@ fn buffers_of_another_context_are_refused() {
     run!(g, kernels::launch_atomic_loads(s, 2u32, 32u32, &ours, &ours, &mut out));
     assert_eq!(s.clone_dtoh(&out).unwrap(), vec![3u32; 64]);
 }
+
+/// The same per-warp, per-block and per-row outputs on the GPU, checked against the same
+/// references as on the CPU.
+#[test]
+fn per_warp_per_block_and_per_row_outputs() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let xh = check::inputs_u32(6 * 96, 1 << 20);
+    let x = s.clone_htod(&xh).unwrap();
+    let mut sums = s.alloc_zeros::<u32>(6 * 3).unwrap();
+    run!(g, kernels::launch_warp_sums(s, (3u32, 2u32), 96u32, &x, &mut sums));
+    assert_eq!(s.clone_dtoh(&sums).unwrap(), check::warp_sums(&xh, 6, 96));
+    let mut maxes = s.alloc_zeros::<u32>(6).unwrap();
+    run!(g, kernels::launch_block_max(s, (2u32, 3u32), 80u32, &x, &mut maxes));
+    assert_eq!(s.clone_dtoh(&maxes).unwrap(), check::block_max(&xh, 6, 80));
+    for cols in [1usize, 50, 64, 300] {
+        let xh: Vec<f32> = (0..5 * cols).map(|i| (i % 7) as f32 + 1.0).collect();
+        let x = s.clone_htod(&xh).unwrap();
+        let mut out = s.alloc_zeros::<f32>(xh.len()).unwrap();
+        run!(g, kernels::launch_normalize_rows(s, 5u32, 64u32, &x, Slice2d::new(&mut out, cols)));
+        assert_eq!(s.clone_dtoh(&out).unwrap(), check::normalize_rows(&xh, cols, 64), "cols = {cols}");
+    }
+}
