@@ -1,7 +1,6 @@
 //! Row-wise softmax, one block per row. Compiled twice: for the host (typed launchers, CPU
 //! executor) and for nvptx64 (PTX).
-use oxide_rt::device::atomic::{AtomicU32, Ordering};
-use oxide_rt::device::thread::{block_idx, lane_id, thread_idx, warp_id};
+use oxide_rt::device::thread::{lane_id, thread_idx, warp_id};
 use oxide_rt::device::*;
 
 /// Threads per block; block `b` owns row `b`.
@@ -13,30 +12,24 @@ const B: usize = THREADS as usize;
 /// warp per row that re-reads the row from L2 in three passes).
 pub const PER: usize = 16;
 
-/// `y[r][c] = exp(x[r][c] - max_r) / sum_c' exp(x[r][c'] - max_r)` for a `rows x cols`
-/// row-major matrix; launch `rows` blocks of [`THREADS`] threads.
+/// `y[r][c] = exp(x[r][c] - max_r) / sum_c' exp(x[r][c'] - max_r)` for a row-major matrix
+/// of `y.cols()` columns (the host passes `Slice2d::new(&mut y, cols)`); launch one block of
+/// [`THREADS`] threads per row.
 ///
-/// Thread `t` handles columns `t, t + THREADS, ...` (coalesced). Rows up to `THREADS * PER`
-/// columns stay in registers between the maximum, the sum and the write; longer rows take three
-/// passes over `x`. The block writes its whole row, which `DisjointSlice` (one element per
-/// thread) cannot express, so `y` is a slice of `AtomicU32` written with relaxed stores of the
-/// `f32` bits: rows are disjoint between blocks and columns between threads, so no element has
-/// two writers.
+/// `y` is a [`DisjointRows`]: block `b` owns row `b`, and thread `t` its columns `t, t +
+/// THREADS, ...` (coalesced). Rows up to `THREADS * PER` columns stay in registers between the
+/// maximum, the sum and the write; longer rows take three passes over `x`.
 #[kernel(dims = 1, block(THREADS))]
 #[allow(clippy::needless_range_loop)] // k indexes the register row and the column in step
-pub fn softmax_rows(x: &[f32], rows: u32, cols: u32, y: &[AtomicU32]) {
-    let row = block_idx().x;
-    // Every branch that leaves early is uniform across the block, so all threads reach the
-    // barriers of the reductions below.
-    if row >= rows {
-        return;
-    }
+pub fn softmax_rows(x: &[f32], mut y: DisjointRows<f32>) {
     let t = thread_idx().x as usize;
-    let cols = cols as usize;
-    let base = row as usize * cols;
-    // `get`, not indexing: a wrong `rows`/`cols` from the host skips the row instead of
-    // panicking, and the kernel carries no panic path (ptxas allocates registers for it too).
-    let (Some(xr), Some(yr)) = (x.get(base..base + cols), y.get(base..base + cols)) else {
+    let cols = y.cols();
+    let base = y.row() * cols;
+    // `get`, not indexing: a block past the last row (or an `x` shorter than `y`) skips the
+    // row instead of panicking, and the kernel carries no panic path (ptxas allocates
+    // registers for it too). The condition is the same for the whole block, so all its threads
+    // reach the barriers of the reductions below, or none does.
+    let Some(xr) = x.get(base..base + cols).filter(|_| base + cols <= y.len()) else {
         return;
     };
     let partial = shared_array!(f32, WARPS);
@@ -60,8 +53,8 @@ pub fn softmax_rows(x: &[f32], rows: u32, cols: u32, y: &[AtomicU32]) {
         }
         let inv = 1.0 / block_sum(s, partial);
         for k in 0..PER {
-            if let Some(o) = yr.get(t + k * B) {
-                o.store((v[k] * inv).to_bits(), Ordering::Relaxed);
+            if let Some(o) = y.get_mut(k) {
+                *o = v[k] * inv;
             }
         }
     } else {
@@ -79,10 +72,8 @@ pub fn softmax_rows(x: &[f32], rows: u32, cols: u32, y: &[AtomicU32]) {
             j += B;
         }
         let inv = 1.0 / block_sum(s, partial);
-        let mut j = t;
-        while j < cols {
-            yr[j].store((math::exp(xr[j] - mx) * inv).to_bits(), Ordering::Relaxed);
-            j += B;
+        for (c, o) in y.iter_mut() {
+            *o = math::exp(xr[c] - mx) * inv;
         }
     }
 }

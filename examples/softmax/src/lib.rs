@@ -5,8 +5,7 @@ pub mod kernels;
 
 use cudarc::driver::CudaStream;
 use example_common::{driver_err as err, Rng};
-use oxide_rt::LaunchConfig;
-use std::sync::atomic::AtomicU32;
+use oxide_rt::{LaunchConfig, Slice2d};
 use std::sync::Arc;
 
 /// Default column count (main.rs); the bench uses `BENCH_ROWS x BENCH_COLS`.
@@ -81,9 +80,9 @@ pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
     if p.x.is_empty() {
         return Ok(Vec::new());
     }
-    let y: Vec<AtomicU32> = (0..p.x.len()).map(|_| AtomicU32::new(0)).collect();
-    kernels::cpu_softmax_rows_with(config(rows), &p.x, rows, cols, &y)?;
-    Ok(y.into_iter().map(|v| f32::from_bits(v.into_inner())).collect())
+    let mut y = vec![0f32; p.x.len()];
+    kernels::cpu_softmax_rows_with(config(rows), &p.x, Slice2d::new(&mut y, cols as usize))?;
+    Ok(y)
 }
 
 pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
@@ -92,10 +91,9 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
         return Ok(Vec::new());
     }
     let x = stream.clone_htod(&p.x).map_err(err("copying x to the GPU"))?;
-    let y = stream.alloc_zeros::<u32>(p.x.len()).map_err(err("allocating y on the GPU"))?;
-    kernels::launch_softmax_rows_with(stream, config(rows), &x, rows, cols, &y)?;
-    let bits = stream.clone_dtoh(&y).map_err(err("copying y back"))?;
-    Ok(bits.into_iter().map(f32::from_bits).collect())
+    let mut y = stream.alloc_zeros::<f32>(p.x.len()).map_err(err("allocating y on the GPU"))?;
+    kernels::launch_softmax_rows_with(stream, config(rows), &x, Slice2d::new(&mut y, cols as usize))?;
+    stream.clone_dtoh(&y).map_err(err("copying y back"))
 }
 
 /// Relative tolerance. Per element the kernel's error against the exact value is bounded by

@@ -13,8 +13,9 @@ pub fn run(b: &Bench) -> Res<Row> {
     let (r32, c32) = (rows as u32, cols as u32);
     let cfg = softmax::config(r32);
     let dx = s.clone_htod(&p.x)?;
-    let dy = s.alloc_zeros::<u32>(n)?;
-    let oxide_ms = b.time(|| Ok(softmax::kernels::launch_softmax_rows_with(s, cfg, &dx, r32, c32, &dy)?))?;
+    let mut dy = s.alloc_zeros::<f32>(n)?;
+    let oxide_ms =
+        b.time(|| Ok(softmax::kernels::launch_softmax_rows_with(s, cfg, &dx, oxide_rt::Slice2d::new(&mut dy, cols))?))?;
 
     let (_m, f) = b.twin("softmax", "softmax_rows")?;
     let mut ty = s.alloc_zeros::<f32>(n)?;
@@ -28,7 +29,7 @@ pub fn run(b: &Bench) -> Res<Row> {
 
     // Both results (of the last timed runs) against the f64 reference.
     let want = softmax::reference(&p);
-    let got: Vec<f32> = s.clone_dtoh(&dy)?.into_iter().map(f32::from_bits).collect();
+    let got: Vec<f32> = s.clone_dtoh(&dy)?;
     softmax::compare(&got, &want).map_err(|e| format!("oxide softmax differs from the reference: {e}"))?;
     softmax::compare(&s.clone_dtoh(&ty)?, &want).map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
     let max_error = got.iter().zip(&want).map(|(g, w)| (g - w).abs() as f64).fold(0.0, f64::max);
