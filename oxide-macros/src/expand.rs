@@ -248,8 +248,11 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                         };
                         gpu_params.push(quote! { #id: #host<'_, impl #p::DeviceOutput<#elem>> });
                         cpu_params.push(quote! { #id: #host<'_, [#elem]> });
-                        let split =
-                            quote! { let mut #id = #id; let (#id, #shape_ident) = #p::Shaped::split(&mut #id); };
+                        let split = quote! {
+                            let mut #id = #id;
+                            let (#id, #shape_ident) = #p::Shaped::split(&mut #id);
+                            #p::check_shape(#export, #arg_name, #shape_ident)?;
+                        };
                         gpu_prep.push(split.clone());
                         cpu_prep.push(split);
                         quote!(#id)

@@ -160,7 +160,9 @@ impl<'a, T, const N: usize> DisjointStrided<'a, T, N> {
 pub struct DisjointSlice2d<'a, T> {
     ptr: NonNull<T>,
     len: usize,
-    cols: usize,
+    /// At most `u32::MAX` (the launchers refuse more), so `y * cols + x` provably fits in
+    /// `usize` and the index math needs no overflow checks.
+    cols: u32,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
@@ -168,13 +170,13 @@ impl<'a, T> DisjointSlice2d<'a, T> {
     /// Columns per row, as the host passed them.
     #[inline(always)]
     pub fn cols(&self) -> usize {
-        self.cols
+        self.cols as usize
     }
 
     /// Whole rows in the buffer (`len / cols`; 0 when `cols` is 0).
     #[inline(always)]
     pub fn rows(&self) -> usize {
-        self.len.checked_div(self.cols).unwrap_or(0)
+        self.len.checked_div(self.cols()).unwrap_or(0)
     }
 
     /// The buffer index `y * cols + x` of this thread's element, or `None` when the thread owns
@@ -182,10 +184,10 @@ impl<'a, T> DisjointSlice2d<'a, T> {
     #[inline(always)]
     pub fn index(&self) -> Option<usize> {
         let (x, y) = super::thread::index_2d();
-        if x >= self.cols || super::thread::grid_dim().z != 1 || super::thread::block_dim().z != 1 {
+        if x >= self.cols() || super::thread::grid_dim().z != 1 || super::thread::block_dim().z != 1 {
             return None;
         }
-        y.checked_mul(self.cols)?.checked_add(x).filter(|&i| i < self.len)
+        y.checked_mul(self.cols())?.checked_add(x).filter(|&i| i < self.len)
     }
 
     /// This thread's element (see [`index`](Self::index) for when there is none).
@@ -207,8 +209,9 @@ impl<'a, T> DisjointSlice2d<'a, T> {
 pub struct DisjointSlice3d<'a, T> {
     ptr: NonNull<T>,
     len: usize,
-    cols: usize,
-    rows: usize,
+    /// Each at most `u32::MAX` (the launchers refuse more).
+    cols: u32,
+    rows: u32,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
@@ -216,13 +219,13 @@ impl<'a, T> DisjointSlice3d<'a, T> {
     /// Columns per row, as the host passed them.
     #[inline(always)]
     pub fn cols(&self) -> usize {
-        self.cols
+        self.cols as usize
     }
 
     /// Rows per plane, as the host passed them.
     #[inline(always)]
     pub fn rows(&self) -> usize {
-        self.rows
+        self.rows as usize
     }
 
     /// The buffer index `(z * rows + y) * cols + x` of this thread's element, or `None` when
@@ -230,10 +233,10 @@ impl<'a, T> DisjointSlice3d<'a, T> {
     #[inline(always)]
     pub fn index(&self) -> Option<usize> {
         let (x, y, z) = super::thread::index_3d();
-        if x >= self.cols || y >= self.rows {
+        if x >= self.cols() || y >= self.rows() {
             return None;
         }
-        z.checked_mul(self.rows)?.checked_add(y)?.checked_mul(self.cols)?.checked_add(x).filter(|&i| i < self.len)
+        z.checked_mul(self.rows())?.checked_add(y)?.checked_mul(self.cols())?.checked_add(x).filter(|&i| i < self.len)
     }
 
     /// This thread's element (see [`index`](Self::index) for when there is none).
@@ -321,7 +324,8 @@ impl<'a, T> DisjointPerBlock<'a, T> {
 pub struct DisjointRows<'a, T> {
     ptr: NonNull<T>,
     len: usize,
-    cols: usize,
+    /// At most `u32::MAX` (the launchers refuse more).
+    cols: u32,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
@@ -329,7 +333,7 @@ impl<'a, T> DisjointRows<'a, T> {
     /// Columns per row, as the host passed them.
     #[inline(always)]
     pub fn cols(&self) -> usize {
-        self.cols
+        self.cols as usize
     }
 
     /// This block's row (the same for all its threads).
@@ -343,8 +347,8 @@ impl<'a, T> DisjointRows<'a, T> {
     #[inline(always)]
     pub fn column(&self, k: usize) -> Option<usize> {
         let (block, in_block, per_block) = super::thread::linear_position();
-        let c = k.checked_mul(per_block)?.checked_add(in_block).filter(|&c| c < self.cols)?;
-        block.checked_mul(self.cols)?.checked_add(c).filter(|&i| i < self.len)?;
+        let c = k.checked_mul(per_block)?.checked_add(in_block).filter(|&c| c < self.cols())?;
+        block.checked_mul(self.cols())?.checked_add(c).filter(|&i| i < self.len)?;
         Some(c)
     }
 
@@ -353,7 +357,7 @@ impl<'a, T> DisjointRows<'a, T> {
     #[inline(always)]
     pub fn get_mut(&mut self, k: usize) -> Option<&mut T> {
         let c = self.column(k)?;
-        let i = self.row() * self.cols + c;
+        let i = self.row() * self.cols() + c;
         // SAFETY: `i < len` and owned by this thread only (checked by `column`, see the type's docs); `&mut self` stops this thread from taking it twice.
         Some(unsafe { &mut *self.ptr.as_ptr().add(i) })
     }
@@ -364,8 +368,8 @@ impl<'a, T> DisjointRows<'a, T> {
     pub fn iter_mut(&mut self) -> RowIterMut<'_, T> {
         let (block, in_block, per_block) = super::thread::linear_position();
         // Columns past the end of the buffer are cut off: the row stops at `len`.
-        let base = block.saturating_mul(self.cols);
-        let end = self.cols.min(self.len.saturating_sub(base));
+        let base = block.saturating_mul(self.cols());
+        let end = self.cols().min(self.len.saturating_sub(base));
         RowIterMut { ptr: self.ptr, base, next: in_block, step: per_block.max(1), end, _borrow: PhantomData }
     }
 }
@@ -409,7 +413,7 @@ pub trait OutputSlice {
     ///    aligned dangling address for empty slices).
     /// 4. `shape` is the same in every thread of the launch (a kernel argument the host built:
     ///    `[cols, 0]` for [`DisjointSlice2d`] and [`DisjointRows`], `[cols, rows]` for
-    ///    [`DisjointSlice3d`], ignored by the others).
+    ///    [`DisjointSlice3d`], ignored by the others), each word at most `u32::MAX`.
     unsafe fn from_raw(ptr: *mut Self::Elem, len: usize, shape: [usize; 2]) -> Self;
 }
 
@@ -435,7 +439,8 @@ macro_rules! output_type {
             unsafe fn from_raw(ptr: *mut T, len: usize, _shape: [usize; 2]) -> Self {
                 // SAFETY: non-null by contract 3.
                 let ptr = unsafe { NonNull::new_unchecked(ptr) };
-                $name { ptr, len, $($($field: _shape[$shape],)*)? _borrow: PhantomData }
+                // Shape words fit in u32: the launchers refuse larger ones (`check_shape`).
+                $name { ptr, len, $($($field: _shape[$shape] as u32,)*)? _borrow: PhantomData }
             }
         }
     };

@@ -118,6 +118,22 @@ impl<S: ?Sized> Shaped<S> for Slice3d<'_, S> {
     }
 }
 
+/// Refuses a shaped output whose columns or rows do not fit in `u32`: the device types keep
+/// them as `u32`, which lets the row-major index math go without overflow checks.
+pub fn check_shape(kernel: &'static str, arg: &'static str, shape: [usize; 2]) -> Result<(), Error> {
+    match shape.iter().find(|&&w| w > u32::MAX as usize) {
+        Some(w) => Err(Error::InvalidLaunch {
+            kernel,
+            reason: format!(
+                "argument `{arg}` has a shape of {w} columns or rows, more than the {} a row-major output supports; \
+                 split the matrix",
+                u32::MAX
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Checks that a buffer of `T`s at `ptr` may be handed to a kernel launched in `stream`'s
 /// context: aligned for `T`, and owned by that context. A `CudaSlice` names its context; for a
 /// view the driver is asked (memory from a stream-ordered pool names no context, only its

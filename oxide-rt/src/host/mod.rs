@@ -39,7 +39,7 @@ impl Backend {
 
 #[doc(hidden)]
 pub mod __private {
-    pub use super::args::{check_inputs_apart, input_arg, output_arg, DeviceInput, DeviceOutput, Shaped};
+    pub use super::args::{check_inputs_apart, check_shape, input_arg, output_arg, DeviceInput, DeviceOutput, Shaped};
     pub use super::cpu::{cpu_launch, CpuKernel, SendPtr};
     pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD};
     pub use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, PushKernelArg};

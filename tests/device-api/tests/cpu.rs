@@ -294,3 +294,14 @@ fn per_warp_per_block_and_per_row_outputs() {
     kernels::cpu_normalize_rows(4u32, 32u32, &x, Slice2d::new(&mut out, 10)).unwrap();
     assert!(out.iter().all(|&v| v == 0.1), "{out:?}");
 }
+
+/// A row-major output wider than `u32::MAX` columns is refused before any thread runs (the
+/// device types keep the width as `u32`).
+#[test]
+fn shapes_beyond_u32_are_refused() {
+    let mut out = vec![0u32; 4];
+    let err = kernels::cpu_indices_2d(1u32, 4u32, Slice2d::new(&mut out, 1usize << 32)).unwrap_err();
+    assert!(matches!(&err, Error::InvalidLaunch { kernel: "indices_2d", .. }), "{err}");
+    assert!(err.to_string().contains("argument `out` has a shape of 4294967296"), "{err}");
+    assert_eq!(out, vec![0u32; 4]);
+}
