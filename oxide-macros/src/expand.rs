@@ -104,10 +104,9 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                     }
                 };
                 let ty = &a.ty;
-                // SAFETY: the launcher passed an exclusive borrow of `len` elements and a shape that is a kernel argument (the same in every thread); each thread writes only its own elements.
-                call.push(
-                    quote! { unsafe { <#ty as ::oxide_rt::__private::OutputSlice>::from_raw(#ptr, #len, #shape) } },
-                );
+                let out = quote!(<#ty as ::oxide_rt::__private::OutputSlice>);
+                // SAFETY: the launcher passed an exclusive borrow of `len` elements and a shape that is a kernel argument (the same in every thread, checked to fit u32); each thread writes only its own elements.
+                call.push(quote! { unsafe { #out::from_raw(#ptr, #len, #shape) } });
             }
         }
     }
