@@ -6,6 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(bash ci/setup.sh --env)"
 export OXIDE_REQUIRE_PTXAS=1
+# Formatting as the repository's rustfmt.toml says, where the host toolchain has rustfmt.
+if cargo fmt --version >/dev/null 2>&1; then
+  cargo fmt --all --check
+else
+  echo "ci/test.sh: rustfmt is not installed here; format check skipped" >&2
+fi
 # Lints as errors where the host toolchain has clippy (rustup's default profile does).
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -329,6 +329,33 @@ std::thread_local! {
     pub static STASH: core::cell::Cell<Option<SharedSlice<u32>>> = const { core::cell::Cell::new(None) };
 }
 
+#[cfg(not(target_arch = "nvptx64"))]
+std::thread_local! {
+    /// Where `pass_index` hands a thread's `ThreadIndex` to the next thread (host build only).
+    pub static PASSED: core::cell::Cell<Option<ThreadIndex>> = const { core::cell::Cell::new(None) };
+}
+
+/// Safe host-build code passing a `ThreadIndex` to another thread: the threads of a block share
+/// an OS thread on the CPU executor, so thread 1 finds thread 0's index in a thread-local and
+/// writes with it. The output refuses it (a panic) instead of letting two threads own one
+/// element.
+#[kernel]
+pub fn pass_index(mut out: DisjointSlice<u32>) {
+    #[allow(unused_mut)]
+    let mut i = thread::index();
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        if i.get() == 0 {
+            PASSED.with(|p| p.set(Some(i)));
+        } else if let Some(other) = PASSED.with(|p| p.get()) {
+            i = other;
+        }
+    }
+    if let Some(o) = out.get_mut(i) {
+        *o += 1;
+    }
+}
+
 /// Safe code keeping a shared-memory view beyond its block: possible in the host build (a
 /// thread-local); the CPU executor must then refuse to use it (see the CPU test).
 #[kernel]

@@ -305,3 +305,14 @@ fn shapes_beyond_u32_are_refused() {
     assert!(err.to_string().contains("argument `out` has a shape of 4294967296"), "{err}");
     assert_eq!(out, vec![0u32; 4]);
 }
+
+/// A `ThreadIndex` passed to another thread (through a thread-local, which the simulated
+/// threads of a block share) is refused when used, so no element gets two owners.
+#[test]
+fn a_thread_index_used_by_another_thread_is_refused() {
+    kernels::PASSED.with(|p| p.set(None));
+    let mut out = vec![0u32; 4];
+    let err = kernels::cpu_pass_index(1u32, 4u32, &mut out).unwrap_err();
+    assert!(err.to_string().contains("ThreadIndex 0 used by another thread"), "{err}");
+    assert!(out.iter().all(|&v| v <= 1), "no element written twice: {out:?}");
+}
