@@ -81,6 +81,8 @@ pub enum OutShape {
     D2,
     /// `DisjointSlice3d<T>`: the host passes `Slice3d::new(buf, cols, rows)`.
     D3,
+    /// `DisjointXorPairs<T>`, `DisjointButterflies<T>`: the host passes `Pairs::new(buf, d)`.
+    Pairs,
 }
 
 /// A concrete kernel to emit: the kernel itself, or one instantiation of a generic kernel.
@@ -229,6 +231,7 @@ pub fn classify(ty: &Type) -> ArgKind {
             let shape = match last.ident.to_string().as_str() {
                 "DisjointSlice2d" | "DisjointRows" => Some(OutShape::D2),
                 "DisjointSlice3d" => Some(OutShape::D3),
+                "DisjointXorPairs" | "DisjointButterflies" => Some(OutShape::Pairs),
                 "DisjointSlice" | "DisjointChunks" | "DisjointStrided" | "DisjointPerWarp" | "DisjointPerBlock" => {
                     Some(OutShape::Flat)
                 }

@@ -239,11 +239,11 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                         cpu_prep.push(quote! { let #shape_ident: [usize; 2] = [0, 0]; });
                         quote!(#id)
                     }
-                    OutShape::D2 | OutShape::D3 => {
-                        let host = if *shape == OutShape::D2 {
-                            quote!(::oxide_rt::Slice2d)
-                        } else {
-                            quote!(::oxide_rt::Slice3d)
+                    OutShape::D2 | OutShape::D3 | OutShape::Pairs => {
+                        let host = match shape {
+                            OutShape::D2 => quote!(::oxide_rt::Slice2d),
+                            OutShape::D3 => quote!(::oxide_rt::Slice3d),
+                            _ => quote!(::oxide_rt::Pairs),
                         };
                         gpu_params.push(quote! { #id: #host<'_, impl #p::DeviceOutput<#elem>> });
                         cpu_params.push(quote! { #id: #host<'_, [#elem]> });

@@ -399,6 +399,87 @@ impl<'r, T> Iterator for RowIterMut<'r, T> {
     }
 }
 
+/// Elements paired with a partner at xor distance `d` (from the host: `oxide_rt::Pairs::new(&mut
+/// buf, d)`): the thread with launch index `i` ([`thread::index`](super::thread::index)) owns
+/// the pair `(i, i ^ d)` when `i < i ^ d` — the compare-exchange step of a bitonic sort, where
+/// `d` is the step's `j`.
+///
+/// Why no two threads meet: `d` is the same in every thread, `x ↦ x ^ d` swaps the two members
+/// of each pair, so the pairs partition the indices, and only the pair's smaller member's thread
+/// owns it.
+pub struct DisjointXorPairs<'a, T> {
+    ptr: NonNull<T>,
+    len: usize,
+    /// At most `u32::MAX` (the launchers refuse more).
+    distance: u32,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> DisjointXorPairs<'a, T> {
+    /// The pair distance, as the host passed it.
+    #[inline(always)]
+    pub fn distance(&self) -> usize {
+        self.distance as usize
+    }
+
+    /// `(i, i ^ d)` for this thread, or `None` when it owns no pair (`i > i ^ d`, `d == 0`, or
+    /// the partner is past the end).
+    #[inline(always)]
+    pub fn indices(&self) -> Option<(usize, usize)> {
+        let i = super::thread::index().get();
+        let partner = i ^ self.distance();
+        (i < partner && partner < self.len).then_some((i, partner))
+    }
+
+    /// This thread's pair `(element i, element i ^ d)`, lower index first.
+    #[inline(always)]
+    pub fn pair_mut(&mut self) -> Option<(&mut T, &mut T)> {
+        let (lo, hi) = self.indices()?;
+        // SAFETY: `lo < hi < len` (checked by `indices`), so two distinct in-bounds elements, owned by this thread only (see the type's docs); `&mut self` stops this thread from taking them twice.
+        Some(unsafe { (&mut *self.ptr.as_ptr().add(lo), &mut *self.ptr.as_ptr().add(hi)) })
+    }
+}
+
+/// Butterfly pairs at distance `h` (from the host: `oxide_rt::Pairs::new(&mut buf, h)`): the
+/// thread with launch index `t` owns `(i0, i0 + h)` with `i0 = (t / h) * 2h + t % h` — one stage
+/// of a radix-2 FFT or Walsh–Hadamard transform, launched with `len / 2` threads.
+///
+/// Why no two threads meet: `h` is the same in every thread; `t ↦ i0` is injective (`t / h`
+/// and `t % h` are recovered from `i0`), and every `i0` has `i0 % 2h < h` while every `i0 + h`
+/// has it `≥ h`, so no element is the low member of one pair and the high member of another.
+pub struct DisjointButterflies<'a, T> {
+    ptr: NonNull<T>,
+    len: usize,
+    /// At most `u32::MAX` (the launchers refuse more).
+    half: u32,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> DisjointButterflies<'a, T> {
+    /// The distance `h` between a pair's members, as the host passed it.
+    #[inline(always)]
+    pub fn half(&self) -> usize {
+        self.half as usize
+    }
+
+    /// `(i0, i0 + h)` for this thread, or `None` when `h == 0` or the pair is past the end.
+    #[inline(always)]
+    pub fn indices(&self) -> Option<(usize, usize)> {
+        let (t, h) = (super::thread::index().get(), self.half());
+        let i0 = (t.checked_div(h)?).checked_mul(2 * h)?.checked_add(t % h)?;
+        let i1 = i0.checked_add(h).filter(|&i| i < self.len)?;
+        Some((i0, i1))
+    }
+
+    /// This thread's pair `(element i0, element i0 + h)`.
+    #[inline(always)]
+    pub fn pair_mut(&mut self) -> Option<(&mut T, &mut T)> {
+        let (lo, hi) = self.indices()?;
+        // SAFETY: `lo < hi < len` (checked by `indices`, `h > 0`), two distinct in-bounds elements owned by this thread only (see the type's docs); `&mut self` stops this thread from taking them twice.
+        Some(unsafe { (&mut *self.ptr.as_ptr().add(lo), &mut *self.ptr.as_ptr().add(hi)) })
+    }
+}
+
 /// How generated code turns a kernel's output pointer and length back into its output type.
 #[doc(hidden)]
 pub trait OutputSlice {
@@ -413,7 +494,8 @@ pub trait OutputSlice {
     ///    aligned dangling address for empty slices).
     /// 4. `shape` is the same in every thread of the launch (a kernel argument the host built:
     ///    `[cols, 0]` for [`DisjointSlice2d`] and [`DisjointRows`], `[cols, rows]` for
-    ///    [`DisjointSlice3d`], ignored by the others), each word at most `u32::MAX`.
+    ///    [`DisjointSlice3d`], `[distance, 0]` for [`DisjointXorPairs`] and
+    ///    [`DisjointButterflies`], ignored by the others), each word at most `u32::MAX`.
     unsafe fn from_raw(ptr: *mut Self::Elem, len: usize, shape: [usize; 2]) -> Self;
 }
 
@@ -452,4 +534,6 @@ output_type!(DisjointSlice2d; cols = 0);
 output_type!(DisjointPerWarp);
 output_type!(DisjointPerBlock);
 output_type!(DisjointRows; cols = 0);
+output_type!(DisjointXorPairs; distance = 0);
+output_type!(DisjointButterflies; half = 0);
 output_type!(DisjointSlice3d; cols = 0, rows = 1);

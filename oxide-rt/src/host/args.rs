@@ -99,6 +99,20 @@ impl<'a, S: ?Sized> Slice3d<'a, S> {
     }
 }
 
+/// A buffer and the pair distance of a kernel's `DisjointXorPairs<T>` (partner `i ^ d`) or
+/// `DisjointButterflies<T>` (partner `i0 + d`) output: `Pairs::new(&mut buf, d)`. The distance
+/// travels with the buffer so every thread of the launch pairs elements the same way.
+pub struct Pairs<'a, S: ?Sized> {
+    data: &'a mut S,
+    distance: usize,
+}
+
+impl<'a, S: ?Sized> Pairs<'a, S> {
+    pub fn new(data: &'a mut S, distance: usize) -> Self {
+        Pairs { data, distance }
+    }
+}
+
 /// How generated launchers take a shaped output apart: the buffer and the launch-uniform shape
 /// that the device's `OutputSlice::from_raw` receives.
 #[doc(hidden)]
@@ -109,6 +123,12 @@ pub trait Shaped<S: ?Sized> {
 impl<S: ?Sized> Shaped<S> for Slice2d<'_, S> {
     fn split(&mut self) -> (&mut S, [usize; 2]) {
         (self.data, [self.cols, 0])
+    }
+}
+
+impl<S: ?Sized> Shaped<S> for Pairs<'_, S> {
+    fn split(&mut self) -> (&mut S, [usize; 2]) {
+        (self.data, [self.distance, 0])
     }
 }
 

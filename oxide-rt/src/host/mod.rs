@@ -7,7 +7,7 @@ mod gpu;
 mod image;
 mod panic;
 
-pub use args::{DeviceInput, DeviceOutput, Slice2d, Slice3d};
+pub use args::{DeviceInput, DeviceOutput, Pairs, Slice2d, Slice3d};
 pub use error::Error;
 pub use gpu::{gpu_available, Gpu, MAX_LOCAL_PER_THREAD};
 pub use image::{loaded_image, loaded_images, ImageKind};

@@ -289,3 +289,18 @@ pub fn normalize_rows(x: &[f32], cols: usize, block: usize) -> Vec<f32> {
         })
         .collect()
 }
+
+/// The unnormalised Walsh–Hadamard transform, by its definition `y[k] = Σ (-1)^popc(j & k) x[j]`.
+pub fn hadamard(x: &[i32]) -> Vec<i32> {
+    (0..x.len())
+        .map(|k| {
+            x.iter().enumerate().fold(0i32, |acc, (j, &v)| {
+                if (j & k).count_ones() % 2 == 0 {
+                    acc.wrapping_add(v)
+                } else {
+                    acc.wrapping_sub(v)
+                }
+            })
+        })
+        .collect()
+}

@@ -57,6 +57,30 @@ pub fn normalize_rows(x: &[f32], mut out: DisjointRows<f32>) {
     }
 }
 
+/// One compare-exchange step of a bitonic sort: pair `(i, i ^ j)` (the `j` the host passed with
+/// `data`) ends ascending when `i & k == 0`, descending otherwise.
+#[kernel(dims = 1)]
+pub fn bitonic_step(k: u32, mut data: DisjointXorPairs<u32>) {
+    let i = thread::index().get();
+    if let Some((a, b)) = data.pair_mut() {
+        let ascending = i & k as usize == 0;
+        if (*a > *b) == ascending {
+            core::mem::swap(a, b);
+        }
+    }
+}
+
+/// One stage of an unnormalised Walsh–Hadamard transform: `(a, b) -> (a + b, a - b)` on the
+/// butterfly pairs at the distance the host passed with `data`.
+#[kernel(dims = 1)]
+pub fn hadamard_stage(mut data: DisjointButterflies<i32>) {
+    if let Some((a, b)) = data.pair_mut() {
+        let (x, y) = (*a, *b);
+        *a = x.wrapping_add(y);
+        *b = x.wrapping_sub(y);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Indices
 

@@ -2,7 +2,7 @@
 
 use device_api::{check, kernels};
 use oxide_rt::device::atomic::{AtomicF32, AtomicF64, AtomicU32, Ordering};
-use oxide_rt::{Error, LaunchConfig, Slice2d, Slice3d};
+use oxide_rt::{Error, LaunchConfig, Pairs, Slice2d, Slice3d};
 
 #[test]
 fn indices_2d() {
@@ -315,4 +315,38 @@ fn a_thread_index_used_by_another_thread_is_refused() {
     let err = kernels::cpu_pass_index(1u32, 4u32, &mut out).unwrap_err();
     assert!(err.to_string().contains("ThreadIndex 0 used by another thread"), "{err}");
     assert!(out.iter().all(|&v| v <= 1), "no element written twice: {out:?}");
+}
+
+/// A full bitonic sort from `DisjointXorPairs` steps (partner distance from the host), and a
+/// Walsh–Hadamard transform from `DisjointButterflies` stages, against plain references.
+#[test]
+fn xor_pairs_sort_and_butterflies_transform() {
+    let n = 1024usize;
+    let mut data = check::inputs_u32(n, 1 << 30);
+    let mut k = 2;
+    while k <= n {
+        let mut j = k / 2;
+        while j > 0 {
+            kernels::cpu_bitonic_step(4u32, 256u32, k as u32, Pairs::new(&mut data, j)).unwrap();
+            j /= 2;
+        }
+        k *= 2;
+    }
+    let mut want = check::inputs_u32(n, 1 << 30);
+    want.sort_unstable();
+    assert_eq!(data, want);
+
+    let x: Vec<i32> = (0..256).map(|i| (i * 37 % 101) - 50).collect();
+    let mut y = x.clone();
+    let mut h = 1;
+    while h < y.len() {
+        kernels::cpu_hadamard_stage(2u32, 64u32, Pairs::new(&mut y, h)).unwrap();
+        h *= 2;
+    }
+    assert_eq!(y, check::hadamard(&x));
+    // A distance of 0 pairs nothing: the data stays as it is.
+    let mut z = x.clone();
+    kernels::cpu_hadamard_stage(2u32, 64u32, Pairs::new(&mut z, 0)).unwrap();
+    kernels::cpu_bitonic_step(1u32, 256u32, 2, Pairs::new(&mut data, 0)).unwrap();
+    assert_eq!(z, x);
 }

@@ -3,7 +3,7 @@
 
 use device_api::{check, kernels};
 use oxide_rt::host::Gpu;
-use oxide_rt::{LaunchConfig, Slice2d, Slice3d};
+use oxide_rt::{LaunchConfig, Pairs, Slice2d, Slice3d};
 use std::sync::OnceLock;
 
 fn gpu() -> Option<&'static Gpu> {
@@ -353,4 +353,36 @@ fn per_warp_per_block_and_per_row_outputs() {
         run!(g, kernels::launch_normalize_rows(s, 5u32, 64u32, &x, Slice2d::new(&mut out, cols)));
         assert_eq!(s.clone_dtoh(&out).unwrap(), check::normalize_rows(&xh, cols, 64), "cols = {cols}");
     }
+}
+
+/// The bitonic sort and the Walsh–Hadamard transform of the CPU test, on the GPU.
+#[test]
+fn xor_pairs_sort_and_butterflies_transform() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let n = 1024usize;
+    let mut data = s.clone_htod(&check::inputs_u32(n, 1 << 30)).unwrap();
+    let mut k = 2;
+    while k <= n {
+        let mut j = k / 2;
+        while j > 0 {
+            kernels::launch_bitonic_step(s, 4u32, 256u32, k as u32, Pairs::new(&mut data, j)).unwrap();
+            j /= 2;
+        }
+        k *= 2;
+    }
+    g.synchronize().unwrap();
+    let mut want = check::inputs_u32(n, 1 << 30);
+    want.sort_unstable();
+    assert_eq!(s.clone_dtoh(&data).unwrap(), want);
+
+    let x: Vec<i32> = (0..256).map(|i| (i * 37 % 101) - 50).collect();
+    let mut y = s.clone_htod(&x).unwrap();
+    let mut h = 1;
+    while h < x.len() {
+        kernels::launch_hadamard_stage(s, 2u32, 64u32, Pairs::new(&mut y, h)).unwrap();
+        h *= 2;
+    }
+    g.synchronize().unwrap();
+    assert_eq!(s.clone_dtoh(&y).unwrap(), check::hadamard(&x));
 }
