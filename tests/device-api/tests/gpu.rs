@@ -8,17 +8,7 @@ use std::sync::OnceLock;
 
 fn gpu() -> Option<&'static Gpu> {
     static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
-    GPU.get_or_init(|| match Gpu::new(0) {
-        Ok(g) => Some(g),
-        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipped: no GPU ({e})");
-            None
-        }
-    })
-    .as_ref()
+    GPU.get_or_init(device_api::gpu_or_skip).as_ref()
 }
 
 macro_rules! run {

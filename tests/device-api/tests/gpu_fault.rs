@@ -4,18 +4,11 @@
 //! regression that poisons the context cannot take other tests with it.
 
 use device_api::{check, kernels};
-use oxide_rt::host::Gpu;
 use oxide_rt::Error;
 
 #[test]
 fn a_panic_names_its_kernel_and_the_context_stays_usable() {
-    let g = match Gpu::new(0) {
-        Ok(g) => g,
-        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}")
-        }
-        Err(e) => return eprintln!("skipped: no GPU ({e})"),
-    };
+    let Some(g) = device_api::gpu_or_skip() else { return };
     let s = &g.stream;
     let other = g.ctx.new_stream().unwrap();
     let n = 64 * 128;
@@ -65,10 +58,7 @@ fn a_panic_names_its_kernel_and_the_context_stays_usable() {
 /// waiting for it, and the other threads finish their work.
 #[test]
 fn a_panic_before_a_barrier_does_not_hang_the_block() {
-    let Ok(g) = Gpu::new(0) else {
-        assert!(std::env::var("OXIDE_REQUIRE_GPU").as_deref() != Ok("1"), "OXIDE_REQUIRE_GPU=1 but no GPU");
-        return eprintln!("skipped: no GPU");
-    };
+    let Some(g) = device_api::gpu_or_skip() else { return };
     let s = &g.stream;
     let xs: Vec<u32> = (0..256).map(|v| v * 3).collect();
     let x = s.clone_htod(&xs).unwrap();

@@ -4,18 +4,11 @@
 //! binary, so a regression that poisons the context cannot take other tests with it.
 
 use device_api::kernels;
-use oxide_rt::host::Gpu;
 use oxide_rt::Error;
 
 #[test]
 fn out_of_bounds_on_the_gpu_reports_kernel_file_line_and_message() {
-    let g = match Gpu::new(0) {
-        Ok(g) => g,
-        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}")
-        }
-        Err(e) => return eprintln!("skipped: no GPU ({e})"),
-    };
+    let Some(g) = device_api::gpu_or_skip() else { return };
     let s = &g.stream;
     let x = s.clone_htod(&vec![1f32; 64]).unwrap();
     let mut out = s.alloc_zeros::<f32>(64).unwrap();
