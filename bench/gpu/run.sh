@@ -4,14 +4,15 @@
 set -euo pipefail
 BIN="$1"; OUT="$2"
 HERE="$(cd "$(dirname "$0")" && pwd)"
-mkdir -p "$OUT/twins"
+mkdir -p "$OUT/twins/suite"
 NVCC="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
 "$NVCC" --version | tail -n 2
 start=$(date +%s.%N)
-for cu in "$HERE"/cuda/*.cu; do
-  name="$(basename "$cu" .cu)"
+# A twin that does not compile is reported; its cases then fail by name and the rest still run.
+for cu in "$HERE"/cuda/*.cu "$HERE"/cuda/suite/*.cu; do
+  name="${cu#"$HERE"/cuda/}"; name="${name%.cu}"
   t0=$(date +%s.%N)
-  "$NVCC" -O3 -arch=sm_90 -ptx "$cu" -o "$OUT/twins/$name.ptx"
+  "$NVCC" -O3 -arch=sm_90 -ptx "$cu" -o "$OUT/twins/$name.ptx" || echo "nvcc $name.cu FAILED"
   echo "nvcc $name.cu: $(awk "BEGIN {printf \"%.2f\", $(date +%s.%N) - $t0}") s"
 done
 echo "nvcc, all twins: $(awk "BEGIN {printf \"%.2f\", $(date +%s.%N) - $start}") s"

@@ -1,10 +1,10 @@
 //! Timing and reporting shared by every case: CUDA events around each launch, warm-up, the
 //! median of many runs; the CUDA C++ twins loaded from nvcc's PTX.
 
-use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -14,6 +14,8 @@ pub struct Bench {
     pub twins: PathBuf,
     pub warmup: usize,
     pub iters: usize,
+    /// The suite's kernels as oxide launches them (its sm_90 cubin), for register counts.
+    pub suite: OnceLock<Arc<CudaModule>>,
 }
 
 impl Bench {
@@ -46,6 +48,25 @@ impl Bench {
         let f = module.load_function(function)?;
         Ok((module, f))
     }
+
+    /// Registers per thread of a suite kernel as oxide builds it, and of its CUDA C++ twin.
+    pub fn regs(&self, oxide_kernel: &str, twin: &CudaFunction) -> Res<(u32, u32)> {
+        let module = match self.suite.get() {
+            Some(m) => m.clone(),
+            None => {
+                let image = oxide_suite::CUBINS.iter().find(|(arch, _)| *arch == "sm_90");
+                let ptx = match image {
+                    Some((_, bytes)) => cudarc::nvrtc::Ptx::from_binary(bytes.to_vec()),
+                    None => cudarc::nvrtc::Ptx::from_src(oxide_suite::PTX),
+                };
+                let loaded = self.ctx.load_module(ptx)?;
+                self.suite.get_or_init(|| loaded).clone()
+            }
+        };
+        let ours = module.load_function(oxide_kernel)?;
+        let count = |f: &CudaFunction| f.get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS);
+        Ok((count(&ours)? as u32, count(twin)? as u32))
+    }
 }
 
 /// What a case reports: its work per run, so throughput can be derived.
@@ -64,6 +85,8 @@ pub struct Row {
     pub work: Work,
     /// Extra reference (e.g. cuBLAS) as (name, ms).
     pub reference: Option<(String, f64)>,
+    /// Registers per thread, (oxide, CUDA C++), where known.
+    pub regs: Option<(u32, u32)>,
     pub max_error: f64,
 }
 

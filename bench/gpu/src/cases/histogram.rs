@@ -43,6 +43,7 @@ pub fn run(b: &Bench) -> Res<Row> {
         cuda_ms,
         work: Work::Bytes(n as f64),
         reference: None,
+        regs: None,
         max_error: 0.0,
     })
 }

@@ -104,6 +104,7 @@ pub fn run(b: &Bench) -> Res<Row> {
         cuda_ms,
         work: Work::Flops(2.0 * m as f64 * n as f64 * k as f64),
         reference: Some(("cuBLAS".into(), blas_ms)),
+        regs: None,
         max_error,
     })
 }

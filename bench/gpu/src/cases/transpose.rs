@@ -39,6 +39,7 @@ pub fn run(b: &Bench) -> Res<Row> {
         cuda_ms,
         work: Work::Bytes(2.0 * 4.0 * n as f64),
         reference: None,
+        regs: None,
         max_error: 0.0,
     })
 }

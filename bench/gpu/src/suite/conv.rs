@@ -1,0 +1,7 @@
+//! conv kernels of the suite against their CUDA C++ twins (`cuda/suite/conv.cu`).
+
+use crate::cases::Case;
+
+pub fn cases() -> Vec<(&'static str, Case)> {
+    vec![]
+}

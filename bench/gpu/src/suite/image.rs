@@ -1,0 +1,7 @@
+//! image kernels of the suite against their CUDA C++ twins (`cuda/suite/image.cu`).
+
+use crate::cases::Case;
+
+pub fn cases() -> Vec<(&'static str, Case)> {
+    vec![]
+}

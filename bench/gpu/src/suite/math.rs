@@ -1,0 +1,7 @@
+//! math kernels of the suite against their CUDA C++ twins (`cuda/suite/math.cu`).
+
+use crate::cases::Case;
+
+pub fn cases() -> Vec<(&'static str, Case)> {
+    vec![]
+}

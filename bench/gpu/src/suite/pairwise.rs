@@ -1,0 +1,7 @@
+//! pairwise kernels of the suite against their CUDA C++ twins (`cuda/suite/pairwise.cu`).
+
+use crate::cases::Case;
+
+pub fn cases() -> Vec<(&'static str, Case)> {
+    vec![]
+}

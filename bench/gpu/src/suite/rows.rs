@@ -1,0 +1,7 @@
+//! rows kernels of the suite against their CUDA C++ twins (`cuda/suite/rows.cu`).
+
+use crate::cases::Case;
+
+pub fn cases() -> Vec<(&'static str, Case)> {
+    vec![]
+}

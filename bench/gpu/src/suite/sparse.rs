@@ -1,0 +1,7 @@
+//! sparse kernels of the suite against their CUDA C++ twins (`cuda/suite/sparse.cu`).
+
+use crate::cases::Case;
+
+pub fn cases() -> Vec<(&'static str, Case)> {
+    vec![]
+}

@@ -1,0 +1,7 @@
+//! structs kernels of the suite against their CUDA C++ twins (`cuda/suite/structs.cu`).
+
+use crate::cases::Case;
+
+pub fn cases() -> Vec<(&'static str, Case)> {
+    vec![]
+}

@@ -1,0 +1,1 @@
+//! atomics kernels: problems, CPU references, CPU-executor runs.

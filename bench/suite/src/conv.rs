@@ -1,0 +1,1 @@
+//! conv kernels: problems, CPU references, CPU-executor runs.

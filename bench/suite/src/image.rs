@@ -1,0 +1,1 @@
+//! image kernels: problems, CPU references, CPU-executor runs.

@@ -1,0 +1,1 @@
+//! atomics kernels (device side).

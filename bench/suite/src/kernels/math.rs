@@ -1,0 +1,1 @@
+//! math kernels (device side).

@@ -1,0 +1,1 @@
+//! networks kernels (device side).

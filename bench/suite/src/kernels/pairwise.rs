@@ -1,0 +1,1 @@
+//! pairwise kernels (device side).

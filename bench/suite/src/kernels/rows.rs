@@ -1,0 +1,1 @@
+//! rows kernels (device side).

@@ -1,0 +1,1 @@
+//! sparse kernels (device side).

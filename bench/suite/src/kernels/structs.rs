@@ -1,0 +1,1 @@
+//! structs kernels (device side).

@@ -1,0 +1,1 @@
+//! math kernels: problems, CPU references, CPU-executor runs.

@@ -1,0 +1,1 @@
+//! networks kernels: problems, CPU references, CPU-executor runs.

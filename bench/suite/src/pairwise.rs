@@ -1,0 +1,1 @@
+//! pairwise kernels: problems, CPU references, CPU-executor runs.

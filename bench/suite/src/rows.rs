@@ -1,0 +1,1 @@
+//! rows kernels: problems, CPU references, CPU-executor runs.

@@ -1,0 +1,1 @@
+//! sparse kernels: problems, CPU references, CPU-executor runs.

@@ -1,0 +1,1 @@
+//! stencil3d kernels: problems, CPU references, CPU-executor runs.

@@ -1,0 +1,1 @@
+//! structs kernels: problems, CPU references, CPU-executor runs.

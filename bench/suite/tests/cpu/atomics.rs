@@ -1,0 +1,1 @@
+//! atomics kernels on the CPU executor.

@@ -1,0 +1,1 @@
+//! conv kernels on the CPU executor.

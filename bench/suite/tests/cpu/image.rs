@@ -1,0 +1,1 @@
+//! image kernels on the CPU executor.

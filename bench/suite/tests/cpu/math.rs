@@ -1,0 +1,1 @@
+//! math kernels on the CPU executor.

@@ -1,0 +1,1 @@
+//! networks kernels on the CPU executor.

@@ -1,0 +1,1 @@
+//! pairwise kernels on the CPU executor.

@@ -1,0 +1,1 @@
+//! rows kernels on the CPU executor.

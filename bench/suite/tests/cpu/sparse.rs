@@ -1,0 +1,1 @@
+//! sparse kernels on the CPU executor.

@@ -1,0 +1,1 @@
+//! stencil3d kernels on the CPU executor.

@@ -1,0 +1,1 @@
+//! structs kernels on the CPU executor.
