@@ -146,6 +146,16 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         }
         None => (call_body, None),
     };
+    // `launch_bounds(max, ..)`: the launchers refuse larger blocks (and ptxas gets `.maxntid`), so
+    // the entry may state that every thread index and extent is at most `max`.
+    let call_body = match &k.launch_bounds {
+        Some(b) => {
+            let max = b.max_threads;
+            // SAFETY: the host launchers (GPU and CPU) reject any launch whose block has more than `max` threads, and the driver enforces the `.maxntid` that oxide-build emits.
+            quote! { unsafe { ::oxide_rt::__private::assume_max_threads::<{ #max }>() }; #call_body }
+        }
+        None => call_body,
+    };
     let bounds = k.launch_bounds.as_ref().map(|b| {
         let (max, min) = (b.max_threads, b.min_blocks);
         let meta = format_ident!("__oxide_launch_bounds_{}", export);

@@ -64,7 +64,7 @@ pub mod __private {
     pub use crate::device::slice::OutputSlice;
 
     #[cfg(target_arch = "nvptx64")]
-    pub use crate::device::nvptx::{assume_block, assume_dims, handle_panic};
+    pub use crate::device::nvptx::{assume_block, assume_dims, assume_max_threads, handle_panic};
 
     /// Rejects a launch that uses more dimensions than the kernel's `#[kernel(dims = N)]`.
     #[cfg(not(target_arch = "nvptx64"))]

@@ -30,8 +30,7 @@ pub fn histogram256(words: &[u32], n: usize, hist: &[AtomicU32]) {
     let me = thread::global_x();
     let mut i = me;
     while i < full {
-        // SAFETY: i < full <= words.len().
-        let w = unsafe { *words.get_unchecked(i) };
+        let w = words[i];
         bins.atomic((w & 0xff) as usize).atomic_add(1, Scope::Block);
         bins.atomic(((w >> 8) & 0xff) as usize).atomic_add(1, Scope::Block);
         bins.atomic(((w >> 16) & 0xff) as usize).atomic_add(1, Scope::Block);

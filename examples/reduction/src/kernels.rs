@@ -16,34 +16,27 @@ pub fn reduce_sum(x: &[f32], out: &[AtomicF32]) {
     let mut i = thread::global_x();
     let (mut a0, mut a1, mut a2, mut a3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
     while i + 3 * stride < n {
-        // SAFETY: i < i + stride < i + 2*stride < i + 3*stride < n = x.len().
-        unsafe {
-            a0 += *x.get_unchecked(i);
-            a1 += *x.get_unchecked(i + stride);
-            a2 += *x.get_unchecked(i + 2 * stride);
-            a3 += *x.get_unchecked(i + 3 * stride);
-        }
+        a0 += x[i];
+        a1 += x[i + stride];
+        a2 += x[i + 2 * stride];
+        a3 += x[i + 3 * stride];
         i += 4 * stride;
     }
     while i < n {
-        // SAFETY: i < n = x.len().
-        a0 += unsafe { *x.get_unchecked(i) };
+        a0 += x[i];
         i += stride;
     }
     let v = warp::reduce_add_f32((a0 + a1) + (a2 + a3));
 
     let partial = shared_array!(f32, 32);
     let (lane, w) = (thread::lane_id(), thread::warp_id());
-    // Unchecked shared accesses: a checked one keeps a panic call whose ABI spills registers.
     if lane == 0 {
-        // SAFETY: a block has at most 1024 threads (checked by the launcher), so w < 32.
-        unsafe { partial.set_unchecked(w as usize, v) };
+        partial.set(w as usize, v);
     }
     sync_threads();
     if w == 0 {
         let warps = thread::block_dim().x / WARP_SIZE;
-        // SAFETY: lane < warps <= 32.
-        let v = if lane < warps { unsafe { partial.get_unchecked(lane as usize) } } else { 0.0 };
+        let v = if lane < warps { partial.get(lane as usize) } else { 0.0 };
         let total = warp::reduce_add_f32(v);
         if let (0, Some(sum)) = (lane, out.first()) {
             sum.atomic_add(total, Scope::Device);

@@ -36,17 +36,11 @@ pub fn scan_block_totals(input: &[u32], stride: usize, n: usize, mut out: Disjoi
     let v = warp::reduce_add_u32(load(input, stride, n, i.get()));
     let (warp, lane) = (warp_id() as usize, lane_id());
     if lane == WARP_SIZE - 1 {
-        // SAFETY: a block has at most 1024 threads (checked by the launcher), so warp < WARPS.
-        unsafe { partial.set_unchecked(warp, v) };
+        partial.set(warp, v);
     }
     sync_threads();
     if warp == WARPS - 1 {
-        let total = warp::reduce_add_u32(if (lane as usize) < WARPS {
-            // SAFETY: lane < WARPS, checked just before.
-            unsafe { partial.get_unchecked(lane as usize) }
-        } else {
-            0
-        });
+        let total = warp::reduce_add_u32(if (lane as usize) < WARPS { partial.get(lane as usize) } else { 0 });
         // The block's last thread: `i == b * BLOCK + BLOCK - 1`, past `out` for a partial block
         // (whose total no later block needs).
         if lane == WARP_SIZE - 1 {
@@ -75,18 +69,12 @@ pub fn scan_blocks(input: &[u32], stride: usize, n: usize, offsets: &[u32], mut 
         d *= 2;
     }
     if lane == WARP_SIZE - 1 {
-        // SAFETY: a block has at most 1024 threads (checked by the launcher), so warp < WARPS.
-        unsafe { partial.set_unchecked(warp, v) };
+        partial.set(warp, v);
     }
     sync_threads();
     // Warp 0 scans the warp totals in place.
     if warp == 0 {
-        let mut s = if (lane as usize) < WARPS {
-            // SAFETY: lane < WARPS, checked just before.
-            unsafe { partial.get_unchecked(lane as usize) }
-        } else {
-            0
-        };
+        let mut s = if (lane as usize) < WARPS { partial.get(lane as usize) } else { 0 };
         let mut d = 1;
         while d < WARP_SIZE {
             let t = warp::shfl_up_sync(FULL_MASK, s, d, 32);
@@ -96,14 +84,12 @@ pub fn scan_blocks(input: &[u32], stride: usize, n: usize, offsets: &[u32], mut 
             d *= 2;
         }
         if (lane as usize) < WARPS {
-            // SAFETY: lane < WARPS, checked just before.
-            unsafe { partial.set_unchecked(lane as usize, s) };
+            partial.set(lane as usize, s);
         }
     }
     sync_threads();
     if warp > 0 {
-        // SAFETY: 0 < warp < WARPS (at most 1024 threads per block).
-        v = v.wrapping_add(unsafe { partial.get_unchecked(warp - 1) });
+        v = v.wrapping_add(partial.get(warp - 1));
     }
     let b = block_idx().x as usize;
     if b > 0 {

@@ -1,6 +1,7 @@
 //! Compiled twice: for the host (typed launchers, CPU executor) and for nvptx64 (PTX).
 use oxide_rt::device::atomic::Ordering;
 use oxide_rt::device::*;
+use oxide_rt::KernelArg;
 
 /// Rows of C per block.
 pub const BM: usize = 128;
@@ -18,11 +19,8 @@ const BS_STRIDE: usize = BN / 4;
 
 /// Four floats, 16-byte aligned, so a shared-memory access is one 128-bit `ld/st.shared.v4`.
 #[repr(C, align(16))]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, KernelArg)]
 pub struct F4(pub [f32; 4]);
-
-// SAFETY: four f32s, no padding (size 16 = 4 * 4); every bit pattern is a valid value.
-unsafe impl SharedElem for F4 {}
 
 /// `C = alpha * A * B + beta * C`, row-major, `A: m x k`, `B: k x n`, `C: m x n`, any sizes.
 ///
@@ -76,32 +74,24 @@ pub fn sgemm(m: u32, n: u32, k: u32, alpha: f32, a: &[f32], b: &[f32], beta: f32
         let (mut ra, mut rb) = ([0.0f32; 4], [0.0f32; 4]);
         if kb + BK <= k {
             for i in 0..4 {
-                // SAFETY: row < m and a_k + kb < k, so the index is < m * k <= a.len(); col < n and b_k + kb < k, so the index is < k * n <= b.len().
-                unsafe {
-                    ra[i] = *a.get_unchecked((a_off[i] + kb as u32) as usize);
-                    rb[i] = *b.get_unchecked((b_off[i] + (kb * n) as u32) as usize);
-                }
+                ra[i] = a[(a_off[i] + kb as u32) as usize];
+                rb[i] = b[(b_off[i] + (kb * n) as u32) as usize];
             }
         } else {
             for i in 0..4 {
                 if a_k + kb < k {
-                    // SAFETY: as above, with the k bound checked here.
-                    ra[i] = unsafe { *a.get_unchecked((a_off[i] + kb as u32) as usize) };
+                    ra[i] = a[(a_off[i] + kb as u32) as usize];
                 }
                 if b_k + kb < k {
-                    // SAFETY: as above, with the k bound checked here.
-                    rb[i] = unsafe { *b.get_unchecked((b_off[i] + (kb * n) as u32) as usize) };
+                    rb[i] = b[(b_off[i] + (kb * n) as u32) as usize];
                 }
             }
         }
         (ra, rb)
     };
     let store = |buf: usize, ra: [f32; 4], rb: [f32; 4]| {
-        // SAFETY: buf < 2, a_k < BK, a_q < 32 < AS_STRIDE; b_k < BK, b_q < BS_STRIDE.
-        unsafe {
-            a_s.set_unchecked((buf * BK + a_k) * AS_STRIDE + a_q, F4(ra));
-            b_s.set_unchecked((buf * BK + b_k) * BS_STRIDE + b_q, F4(rb));
-        }
+        a_s.set((buf * BK + a_k) * AS_STRIDE + a_q, F4(ra));
+        b_s.set((buf * BK + b_k) * BS_STRIDE + b_q, F4(rb));
     };
 
     // Compute mapping: warps form a 4 x 2 grid, lanes a 4 x 8 grid inside a warp, so a warp's
@@ -125,15 +115,7 @@ pub fn sgemm(m: u32, n: u32, k: u32, alpha: f32, a: &[f32], b: &[f32], beta: f32
         let mut step = |kk: usize| {
             let ab = (buf * BK + kk) * AS_STRIDE;
             let bb = (buf * BK + kk) * BS_STRIDE;
-            // SAFETY: tr, tc < 16, so every index is below 2 * BK * STRIDE.
-            let (a0, a1, b0, b1) = unsafe {
-                (
-                    a_s.get_unchecked(ab + tr),
-                    a_s.get_unchecked(ab + 16 + tr),
-                    b_s.get_unchecked(bb + tc),
-                    b_s.get_unchecked(bb + 16 + tc),
-                )
-            };
+            let (a0, a1, b0, b1) = (a_s.get(ab + tr), a_s.get(ab + 16 + tr), b_s.get(bb + tc), b_s.get(bb + 16 + tc));
             let av = [a0.0[0], a0.0[1], a0.0[2], a0.0[3], a1.0[0], a1.0[1], a1.0[2], a1.0[3]];
             let bv = [b0.0[0], b0.0[1], b0.0[2], b0.0[3], b1.0[0], b1.0[1], b1.0[2], b1.0[3]];
             for i in 0..8 {
@@ -164,8 +146,7 @@ pub fn sgemm(m: u32, n: u32, k: u32, alpha: f32, a: &[f32], b: &[f32], beta: f32
         for j in 0..8 {
             let col = col0 + if j < 4 { 4 * tc + j } else { 64 + 4 * tc + j - 4 };
             if col < n {
-                // SAFETY: r < m and col < n, so the index is < m * n <= c.len().
-                let cell = unsafe { c.get_unchecked(r * n + col) };
+                let cell = &c[r * n + col];
                 let v = if beta == 0.0 {
                     alpha * acc[i][j]
                 } else {

@@ -104,14 +104,12 @@ fn block_sum(v: f32, partial: SharedSlice<f32>) -> f32 {
 fn exchange(v: f32, partial: SharedSlice<f32>) -> [f32; WARPS] {
     let w = warp_id() as usize;
     if lane_id() == 0 {
-        // SAFETY: the block has THREADS threads (`block(..)`), so w < WARPS.
-        unsafe { partial.set_unchecked(w, v) };
+        partial.set(w, v);
     }
     sync_threads();
     let mut all = [0.0f32; WARPS];
     for (i, a) in all.iter_mut().enumerate() {
-        // SAFETY: i < WARPS, the array's length.
-        *a = unsafe { partial.get_unchecked(i) };
+        *a = partial.get(i);
     }
     sync_threads();
     all

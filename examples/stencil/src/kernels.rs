@@ -40,24 +40,15 @@ pub fn stencil5(
         // `get`: rows/cols that do not match the input read zeros instead of panicking, so
         // the kernel carries no panic path.
         let v = input.get(gy as usize * cols as usize + gx as usize).copied().unwrap_or(0.0);
-        // SAFETY: k < TW * TH, the tile's length.
-        unsafe { tile.flat().set_unchecked(k as usize, v) };
+        tile.flat().set(k as usize, v);
         k += BX * BY;
     }
     sync_threads();
 
     let (tx, ty) = (t.x as usize + 1, t.y as usize + 1);
     if let Some(o) = out.get_mut() {
-        // SAFETY: every launch has BX x BY blocks (`block(..)`), so 1 <= tx <= BX and 1 <= ty <= BY, and every neighbour lies within the TH x TW tile.
-        let (c, n, s, w, e) = unsafe {
-            (
-                tile.get_unchecked(ty, tx),
-                tile.get_unchecked(ty - 1, tx),
-                tile.get_unchecked(ty + 1, tx),
-                tile.get_unchecked(ty, tx - 1),
-                tile.get_unchecked(ty, tx + 1),
-            )
-        };
+        let (c, n, s, w, e) =
+            (tile.get(ty, tx), tile.get(ty - 1, tx), tile.get(ty + 1, tx), tile.get(ty, tx - 1), tile.get(ty, tx + 1));
         *o = math::fma(we, e, math::fma(ww, w, math::fma(ws, s, math::fma(wn, n, wc * c))));
     }
 }

@@ -29,8 +29,7 @@ pub fn transpose(rows: u32, cols: u32, input: &[f32], out: &[AtomicF32]) {
     while j < TILE {
         let r = by + ty + j;
         if r < rows && c < cols {
-            // SAFETY: r < rows and c < cols, so r * cols + c < rows * cols <= input.len(); ty + j < TILE and tx < TILE + 1 (every launch has TILE x ROWS blocks: `block(..)`).
-            unsafe { tile.set_unchecked(ty + j, tx, *input.get_unchecked(r * cols + c)) };
+            tile.set(ty + j, tx, input[r * cols + c]);
         }
         j += ROWS;
     }
@@ -41,8 +40,7 @@ pub fn transpose(rows: u32, cols: u32, input: &[f32], out: &[AtomicF32]) {
     while j < TILE {
         let r = bx + ty + j; // row of out = column of input
         if r < cols && c < rows {
-            // SAFETY: r < cols and c < rows, so r * rows + c < rows * cols <= out.len(); the tile indices are < TILE as above.
-            unsafe { out.get_unchecked(r * rows + c).store(tile.get_unchecked(tx, ty + j), Ordering::Relaxed) };
+            out[r * rows + c].store(tile.get(tx, ty + j), Ordering::Relaxed);
         }
         j += ROWS;
     }

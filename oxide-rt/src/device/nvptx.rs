@@ -261,6 +261,18 @@ pub unsafe fn assume_block<const X: u32, const Y: u32, const Z: u32>() {
     unsafe { core::hint::assert_unchecked(bd.x == X && bd.y == Y && bd.z == Z && t.x < X && t.y < Y && t.z < Z) };
 }
 
+/// Every launch of the kernel has at most `MAX` threads per block (`launch_bounds(MAX, ..)`:
+/// the generated launchers check this before launching, and the driver enforces the PTX's
+/// `.maxntid`), so no extent exceeds `MAX` and every thread index is below it.
+#[inline(always)]
+pub unsafe fn assume_max_threads<const MAX: u32>() {
+    let (t, bd) = (thread_idx(), block_dim());
+    // SAFETY: guaranteed by the caller, see above.
+    unsafe {
+        core::hint::assert_unchecked(bd.x <= MAX && bd.y <= MAX && bd.z <= MAX && t.x < MAX && t.y < MAX && t.z < MAX)
+    };
+}
+
 /// The body of the `#[panic_handler]` that oxide-build generates in every device crate.
 ///
 /// `MESSAGE` chooses whether the panic message is formatted on the device. Formatting pulls

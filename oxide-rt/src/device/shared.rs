@@ -16,30 +16,27 @@
 //!    a data race and the value read is unspecified.
 //! 2. Write an element before reading it: shared memory starts with garbage in every block.
 //!
-//! Element types are limited to [`SharedElem`] types (plain numbers and arrays of them, or your
-//! own `#[repr(C)]` types that implement it), for which every bit pattern is a valid value, so a
-//! garbage or torn read yields a wrong number, never an invalid value.
+//! Element types are limited to [`SharedElem`] types: every kernel argument type (numbers,
+//! arrays of them, your `#[repr(C)]` structs with `#[derive(KernelArg)]`), for which every bit
+//! pattern is a valid value, so a garbage or torn read yields a wrong number, never an invalid
+//! value.
 
 use super::backend;
+use crate::KernelArg;
 use core::marker::PhantomData;
 
-/// A type that may live in shared memory: `Copy`, no padding-dependent invariants, and valid for
-/// every bit pattern (see the [module rules](self)).
+/// A type that may live in shared memory: a `Copy` [`KernelArg`] (see the [module
+/// rules](self)). Derive `KernelArg` for your own `#[repr(C)]` element types; there is nothing
+/// to implement by hand.
 ///
 /// # Safety
-/// Every bit pattern of `size_of::<Self>()` bytes must be a valid `Self`.
+/// Every bit pattern of `size_of::<Self>()` bytes must be a valid `Self` (what `KernelArg`
+/// promises already).
 pub unsafe trait SharedElem: Copy {}
 
-macro_rules! shared_elem {
-    ($($t:ty),*) => {$(
-        // SAFETY: every bit pattern is a valid value of this primitive.
-        unsafe impl SharedElem for $t {}
-    )*};
-}
-shared_elem!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
-
-// SAFETY: an array of all-bit-patterns-valid elements has no other bytes.
-unsafe impl<T: SharedElem, const N: usize> SharedElem for [T; N] {}
+// SAFETY: a `KernelArg` is plain data with no invalid values (its own safety contract, checked
+// field by field by the derive), so any bytes shared memory holds read back as a valid value.
+unsafe impl<T: KernelArg + Copy> SharedElem for T {}
 
 /// A view of `len` elements of shared memory. `Copy`: hand it to helpers freely.
 ///
