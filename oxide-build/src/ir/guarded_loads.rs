@@ -32,6 +32,7 @@
 //! `oxide_rt::__private::EMPTY_INPUT_PAD` (256) bytes. Only read-only inputs (`readonly`, so
 //! nobody writes them during the kernel) and loads of at most [`MAX_LOAD_BYTES`] qualify.
 
+use super::noalias_inputs::IN_PARAM;
 use super::{split_top, Line};
 use std::collections::HashSet;
 
@@ -68,7 +69,7 @@ fn readonly_inputs(define: &str) -> Vec<String> {
         .filter_map(|p| {
             let words: Vec<&str> = p.split_whitespace().collect();
             let name = *words.last()?;
-            (words.first() == Some(&"ptr") && words.contains(&"readonly") && name.starts_with(super::IN_PARAM))
+            (words.first() == Some(&"ptr") && words.contains(&"readonly") && name.starts_with(IN_PARAM))
                 .then(|| name.to_string())
         })
         .collect()

@@ -1,0 +1,112 @@
+//! Launch-bounds and required-block meta records turned into NVVM function attributes.
+
+use super::{err, IrError, MetaRecord};
+
+/// Meta records with this prefix carry `[maxntid, minctasm]` for the named kernel.
+const LAUNCH_BOUNDS_PREFIX: &str = "__oxide_launch_bounds_";
+/// Meta records with this prefix carry the kernel's required block `[x, y, z]`.
+const BLOCK_PREFIX: &str = "__oxide_block_";
+
+/// Turns launch-bounds records into the function attributes LLVM 22's NVPTX
+/// backend reads (`.maxntid` / `.minnctapersm` in the PTX).
+pub(super) fn launch_bounds(
+    meta: &[(MetaRecord, usize)],
+    kernels: &[String],
+) -> Result<Vec<(String, Vec<String>)>, IrError> {
+    let mut out = Vec::new();
+    for (record, line) in meta {
+        if let Some(kernel) = record.name.strip_prefix(BLOCK_PREFIX) {
+            out.push(required_block(record, *line, kernel, kernels)?);
+            continue;
+        }
+        let Some(kernel) = record.name.strip_prefix(LAUNCH_BOUNDS_PREFIX) else {
+            continue;
+        };
+        if !kernels.iter().any(|k| k == kernel) {
+            return Err(err(
+                *line,
+                &record.name,
+                format!("launch bounds name `{kernel}`, which is not a kernel in this module"),
+            ));
+        }
+        let (maxntid, minctasm) = match record.values[..] {
+            [t] => (t, 0),
+            [t, m] => (t, m),
+            _ => return Err(err(*line, &record.name, "launch bounds must be [maxntid, minctasm]")),
+        };
+        if !(1..=1024).contains(&maxntid) {
+            return Err(err(*line, &record.name, format!("max threads per block {maxntid} is outside 1..=1024")));
+        }
+        let mut attrs = vec![format!("\"nvvm.maxntid\"=\"{maxntid},1,1\"")];
+        if minctasm != 0 {
+            attrs.push(format!("\"nvvm.minctasm\"=\"{minctasm}\""));
+        }
+        out.push((kernel.to_string(), attrs));
+    }
+    Ok(out)
+}
+
+/// `#[kernel(block(x, y, z))]`: `.reqntid x, y, z` (instead of `.maxntid`, which PTX does not
+/// allow beside it); ptxas then allocates registers for exactly that many threads.
+fn required_block(
+    record: &MetaRecord,
+    line: usize,
+    kernel: &str,
+    kernels: &[String],
+) -> Result<(String, Vec<String>), IrError> {
+    if !kernels.iter().any(|k| k == kernel) {
+        return Err(err(
+            line,
+            &record.name,
+            format!("a required block names `{kernel}`, which is not a kernel in this module"),
+        ));
+    }
+    match record.values[..] {
+        [x, y, z] if x >= 1 && y >= 1 && z >= 1 && x * y * z <= 1024 => {
+            Ok((kernel.to_string(), vec![format!("\"nvvm.reqntid\"=\"{x},{y},{z}\"")]))
+        }
+        _ => Err(err(
+            line,
+            &record.name,
+            format!("a required block must be [x, y, z] with at most 1024 threads, found {:?}", record.values),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::process;
+    use crate::ir::tests::{line_of, run};
+
+    #[test]
+    fn launch_bounds_become_nvvm_attributes() {
+        let ir = "@__oxide_launch_bounds_k = constant [2 x i32] [i32 128, i32 0], section \"oxide.meta\", align 4\n\
+                  define ptx_kernel void @k(ptr %p) unnamed_addr #0 {\n  ret void\n}\n\
+                  @__oxide_launch_bounds_j = constant [2 x i32] [i32 64, i32 3], section \"oxide.meta\", align 4\n\
+                  define ptx_kernel void @j(ptr %p) local_unnamed_addr convergent {\n  ret void\n}\n";
+        let out = run(ir).ir;
+        assert_eq!(
+            line_of(&out, "define ptx_kernel void @k"),
+            "define ptx_kernel void @k(ptr %p) unnamed_addr convergent \"nvvm.maxntid\"=\"128,1,1\" #0 {"
+        );
+        assert_eq!(
+            line_of(&out, "define ptx_kernel void @j"),
+            "define ptx_kernel void @j(ptr %p) local_unnamed_addr \"nvvm.maxntid\"=\"64,1,1\" \"nvvm.minctasm\"=\"3\" convergent {"
+        );
+    }
+
+    #[test]
+    fn launch_bounds_for_unknown_kernel_is_an_error() {
+        let ir = "define ptx_kernel void @k() {\n  ret void\n}\n\
+                  @__oxide_launch_bounds_nope = constant [2 x i32] [i32 128, i32 0], section \"oxide.meta\", align 4\n";
+        let e = process(ir).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("line 4") && e.contains("@__oxide_launch_bounds_nope") && e.contains("`nope`"), "{e}");
+    }
+
+    #[test]
+    fn launch_bounds_out_of_range_is_an_error() {
+        let ir = "define ptx_kernel void @k() {\n  ret void\n}\n\
+                  @__oxide_launch_bounds_k = constant [2 x i32] [i32 2048, i32 0], section \"oxide.meta\", align 4\n";
+        assert!(process(ir).is_err());
+    }
+}
