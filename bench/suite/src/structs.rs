@@ -136,8 +136,11 @@ pub fn mat4_problem(seed: u64, n: usize) -> Mat4Problem {
     Mat4Problem { a, b }
 }
 
+/// A product in f64 and, per entry, the sum of the magnitudes of its four terms.
+pub type Mat4Exact = ([[f64; 4]; 4], [[f64; 4]; 4]);
+
 /// `a * b` in f64, with the sum of the magnitudes of the products per entry.
-pub fn mat4_exact(a: &Mat4, b: &Mat4) -> ([[f64; 4]; 4], [[f64; 4]; 4]) {
+pub fn mat4_exact(a: &Mat4, b: &Mat4) -> Mat4Exact {
     let mut out = [[0.0f64; 4]; 4];
     let mut mag = [[0.0f64; 4]; 4];
     for r in 0..4 {
@@ -152,7 +155,7 @@ pub fn mat4_exact(a: &Mat4, b: &Mat4) -> ([[f64; 4]; 4], [[f64; 4]; 4]) {
     (out, mag)
 }
 
-pub fn mat4_reference(p: &Mat4Problem) -> Vec<([[f64; 4]; 4], [[f64; 4]; 4])> {
+pub fn mat4_reference(p: &Mat4Problem) -> Vec<Mat4Exact> {
     p.a.iter().zip(&p.b).map(|(a, b)| mat4_exact(a, b)).collect()
 }
 
@@ -169,7 +172,7 @@ pub fn mat4_cpu(p: &Mat4Problem) -> Result<Vec<Mat4>, oxide_rt::Error> {
 
 /// Each entry is a sum of four products: a sequential f32 sum (fused or not) errs by at most
 /// `5 u` of the sum of the products' magnitudes; 8 u allows for it.
-pub fn mat4_compare(got: &[Mat4], want: &[([[f64; 4]; 4], [[f64; 4]; 4])]) -> Result<(), String> {
+pub fn mat4_compare(got: &[Mat4], want: &[Mat4Exact]) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("length {} != {}", got.len(), want.len()));
     }

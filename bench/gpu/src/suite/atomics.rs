@@ -1,7 +1,99 @@
-//! atomics kernels of the suite against their CUDA C++ twins (`cuda/suite/atomics.cu`).
+//! atomic kernels of the suite against their CUDA C++ twins (`cuda/suite/atomics.cu`).
 
+use crate::cases::saxpy::cfg_raw;
 use crate::cases::Case;
+use crate::harness::{Bench, Res, Row, Work};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use oxide_suite::atomics::*;
+use oxide_suite::kernels::atomics as k;
 
 pub fn cases() -> Vec<(&'static str, Case)> {
-    vec![]
+    vec![("scatter_add", scatter), ("histogram_keys", histogram)]
+}
+
+/// Float scatter-add of 2^26 weighted values into 1024 bins (512 MiB read), device-scope
+/// atomics. The timed runs keep adding into the same bins; fresh zeroed bins are checked.
+fn scatter(b: &Bench) -> Res<Row> {
+    let (n, bins): (usize, usize) = (1 << 26, 1024);
+    let s = &b.stream;
+    let p = scatter_problem(1, n, bins);
+    let cfg = scatter_config(n);
+    let (dx, dw) = (s.clone_htod(&p.x)?, s.clone_htod(&p.w)?);
+    let dout = s.alloc_zeros::<f32>(bins)?;
+    let oxide_ms = b.time(|| Ok(k::launch_scatter_add_with(s, cfg, &dx, &dw, p.lo, p.inv_width, &dout)?))?;
+
+    let (_m, f) = b.twin("suite/atomics", "scatter_add")?;
+    let (n32, b32) = (n as i32, bins as i32);
+    let twin = |out: &mut CudaSlice<f32>| -> Res<()> {
+        let mut l = s.launch_builder(&f);
+        l.arg(&dx).arg(&dw).arg(&n32).arg(&p.lo).arg(&p.inv_width).arg(out).arg(&b32);
+        // SAFETY: the twin's signature is (const float* x, const float* w, int n, float lo, float inv_width, float* out, int bins); x and w hold n floats, out bins.
+        unsafe { l.launch(cfg_raw(cfg)) }?;
+        Ok(())
+    };
+    let mut tout = s.alloc_zeros::<f32>(bins)?;
+    let cuda_ms = b.time(|| twin(&mut tout))?;
+
+    let want = scatter_reference(&p);
+    let dout = s.alloc_zeros::<f32>(bins)?;
+    k::launch_scatter_add_with(s, cfg, &dx, &dw, p.lo, p.inv_width, &dout)?;
+    let got = s.clone_dtoh(&dout)?;
+    scatter_compare(&got, &want).map_err(|e| format!("oxide scatter_add differs from the reference: {e}"))?;
+    let mut tout = s.alloc_zeros::<f32>(bins)?;
+    twin(&mut tout)?;
+    scatter_compare(&s.clone_dtoh(&tout)?, &want).map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
+    let max_error = got.iter().zip(&want).map(|(&g, w)| (g as f64 - w.0).abs()).fold(0.0, f64::max);
+    Ok(Row {
+        kernel: "scatter_add".into(),
+        size: format!("n = 2^26, {bins} bins"),
+        oxide_ms,
+        cuda_ms,
+        work: Work::Bytes(2.0 * 4.0 * n as f64),
+        reference: None,
+        regs: Some(b.regs("scatter_add", &f)?),
+        max_error,
+    })
+}
+
+/// Histogram of 2^26 u32 keys (256 MiB) into 1024 bins with device-scope atomics, exact.
+fn histogram(b: &Bench) -> Res<Row> {
+    let (n, bins): (usize, usize) = (1 << 26, 1024);
+    let s = &b.stream;
+    let p = histogram_problem(1, n, bins);
+    let cfg = histogram_config(n);
+    let dkeys = s.clone_htod(&p.keys)?;
+    let dbins = s.alloc_zeros::<u32>(bins)?;
+    let oxide_ms = b.time(|| Ok(k::launch_histogram_keys_with(s, cfg, &dkeys, &dbins)?))?;
+
+    let (_m, f) = b.twin("suite/atomics", "histogram_keys")?;
+    let (n32, b32) = (n as i32, bins as u32);
+    let twin = |out: &mut CudaSlice<u32>| -> Res<()> {
+        let mut l = s.launch_builder(&f);
+        l.arg(&dkeys).arg(&n32).arg(out).arg(&b32);
+        // SAFETY: the twin's signature is (const unsigned* keys, int n, unsigned* bins, unsigned nbins); keys holds n values, bins nbins.
+        unsafe { l.launch(cfg_raw(cfg)) }?;
+        Ok(())
+    };
+    let mut tbins = s.alloc_zeros::<u32>(bins)?;
+    let cuda_ms = b.time(|| twin(&mut tbins))?;
+
+    let want = histogram_reference(&p);
+    let dbins = s.alloc_zeros::<u32>(bins)?;
+    k::launch_histogram_keys_with(s, cfg, &dkeys, &dbins)?;
+    histogram_compare(&s.clone_dtoh(&dbins)?, &want)
+        .map_err(|e| format!("oxide histogram_keys differs from the reference: {e}"))?;
+    let mut tbins = s.alloc_zeros::<u32>(bins)?;
+    twin(&mut tbins)?;
+    histogram_compare(&s.clone_dtoh(&tbins)?, &want)
+        .map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
+    Ok(Row {
+        kernel: "histogram_keys".into(),
+        size: format!("n = 2^26, {bins} bins"),
+        oxide_ms,
+        cuda_ms,
+        work: Work::Bytes(4.0 * n as f64),
+        reference: None,
+        regs: Some(b.regs("histogram_keys", &f)?),
+        max_error: 0.0,
+    })
 }
