@@ -38,7 +38,7 @@ fn conv1d_15(b: &Bench) -> Res<Row> {
     check_both("conv1d_15", cv::conv1d_compare(&got, &want), cv::conv1d_compare(&twin, &want))?;
     Ok(Row {
         kernel: "conv1d_15".into(),
-        size: "n = 2^27 f32, 15 taps".into(),
+        size: "n = 2^27 f32; 15 taps".into(),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes(2.0 * 4.0 * n as f64),
@@ -125,7 +125,7 @@ fn gauss_separable(b: &Bench) -> Res<Row> {
     let (co, cc) = b.regs("gauss_cols", &f_cols)?;
     Ok(Row {
         kernel: "gauss_separable".into(),
-        size: format!("{w} x {h} f32, 9 taps, 2 passes"),
+        size: format!("{w} x {h} f32; 9 taps; 2 passes"),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes(2.0 * 2.0 * 4.0 * (w * h) as f64),

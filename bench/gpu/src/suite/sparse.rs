@@ -49,7 +49,7 @@ fn spmv_csr(b: &Bench) -> Res<Row> {
     check_both("spmv_csr", sp::spmv_compare(&p, &got, &want), sp::spmv_compare(&p, &twin, &want))?;
     Ok(Row {
         kernel: "spmv_csr".into(),
-        size: format!("2^22 rows, {} entries", p.a.vals.len()),
+        size: format!("2^22 rows; {} entries", p.a.vals.len()),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes(csr_bytes(&p)),
@@ -87,7 +87,7 @@ fn spmv_ell(b: &Bench) -> Res<Row> {
     check_both("spmv_ell", sp::spmv_compare(&p, &got, &want), sp::spmv_compare(&p, &twin, &want))?;
     Ok(Row {
         kernel: "spmv_ell".into(),
-        size: format!("2^22 rows, width {}", e.width),
+        size: format!("2^22 rows; width {}", e.width),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes((8 * e.vals.len() + 4 * rows + 4 * p.x.len()) as f64),
@@ -124,7 +124,7 @@ fn spmv_csr_warp(b: &Bench) -> Res<Row> {
     check_both("spmv_csr_warp", sp::spmv_compare(&p, &got, &want), sp::spmv_compare(&p, &twin, &want))?;
     Ok(Row {
         kernel: "spmv_csr_warp".into(),
-        size: format!("2^18 rows, {} entries", p.a.vals.len()),
+        size: format!("2^18 rows; {} entries", p.a.vals.len()),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes(csr_bytes(&p)),
@@ -160,7 +160,7 @@ fn gather_indexed(b: &Bench) -> Res<Row> {
     check_both("gather_indexed", sp::gather_compare(&got, &want), sp::gather_compare(&twin, &want))?;
     Ok(Row {
         kernel: "gather_indexed".into(),
-        size: "n = 2^26, x of 2^26 f32".into(),
+        size: "n = 2^26; x of 2^26 f32".into(),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes(3.0 * 4.0 * n as f64),
