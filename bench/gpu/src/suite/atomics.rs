@@ -11,10 +11,10 @@ pub fn cases() -> Vec<(&'static str, Case)> {
     vec![("scatter_add", scatter), ("histogram_keys", histogram)]
 }
 
-/// Float scatter-add of 2^26 weighted values into 1024 bins (512 MiB read), device-scope
+/// Float scatter-add of 2^25 weighted values into 1024 bins (256 MiB read), device-scope
 /// atomics. The timed runs keep adding into the same bins; fresh zeroed bins are checked.
 fn scatter(b: &Bench) -> Res<Row> {
-    let (n, bins): (usize, usize) = (1 << 26, 1024);
+    let (n, bins): (usize, usize) = (1 << 25, 1024);
     let s = &b.stream;
     let p = scatter_problem(1, n, bins);
     let cfg = scatter_config(n);
@@ -45,7 +45,7 @@ fn scatter(b: &Bench) -> Res<Row> {
     let max_error = got.iter().zip(&want).map(|(&g, w)| (g as f64 - w.0).abs()).fold(0.0, f64::max);
     Ok(Row {
         kernel: "scatter_add".into(),
-        size: format!("n = 2^26, {bins} bins"),
+        size: format!("n = 2^25, {bins} bins"),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes(2.0 * 4.0 * n as f64),
@@ -55,9 +55,9 @@ fn scatter(b: &Bench) -> Res<Row> {
     })
 }
 
-/// Histogram of 2^26 u32 keys (256 MiB) into 1024 bins with device-scope atomics, exact.
+/// Histogram of 2^25 u32 keys (128 MiB) into 1024 bins with device-scope atomics, exact.
 fn histogram(b: &Bench) -> Res<Row> {
-    let (n, bins): (usize, usize) = (1 << 26, 1024);
+    let (n, bins): (usize, usize) = (1 << 25, 1024);
     let s = &b.stream;
     let p = histogram_problem(1, n, bins);
     let cfg = histogram_config(n);
@@ -88,7 +88,7 @@ fn histogram(b: &Bench) -> Res<Row> {
         .map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
     Ok(Row {
         kernel: "histogram_keys".into(),
-        size: format!("n = 2^26, {bins} bins"),
+        size: format!("n = 2^25, {bins} bins"),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes(4.0 * n as f64),

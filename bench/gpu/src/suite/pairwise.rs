@@ -57,10 +57,10 @@ fn nbody(b: &Bench) -> Res<Row> {
     })
 }
 
-/// k-means assignment, 2^22 points of 16 dimensions (256 MiB) against 64 centroids. Checked
+/// k-means assignment, 2^21 points of 16 dimensions (128 MiB) against 64 centroids. Checked
 /// on every 64th point.
 fn kmeans(b: &Bench) -> Res<Row> {
-    let (n, kc, dims): (usize, usize, usize) = (1 << 22, 64, 16);
+    let (n, kc, dims): (usize, usize, usize) = (1 << 21, 64, 16);
     let s = &b.stream;
     let p = kmeans_problem(1, n, kc, dims);
     let cfg = kmeans_config(n);
@@ -95,7 +95,7 @@ fn kmeans(b: &Bench) -> Res<Row> {
         .map_err(|e| format!("CUDA twin differs from the reference (every {step}th point): {e}"))?;
     Ok(Row {
         kernel: "kmeans_assign".into(),
-        size: format!("2^22 points x {dims} dims, {kc} centroids"),
+        size: format!("2^21 points x {dims} dims, {kc} centroids"),
         oxide_ms,
         cuda_ms,
         work: Work::Flops(3.0 * (n * kc * dims) as f64),

@@ -51,9 +51,9 @@ fn layernorm(b: &Bench) -> Res<Row> {
     })
 }
 
-/// y = A x for A of 16384 x 4096 (256 MiB), a warp per row.
+/// y = A x for A of 65536 x 4096 (1 GiB), a warp per row.
 fn matvec(b: &Bench) -> Res<Row> {
-    let (rows, cols): (usize, usize) = (1 << 14, 4096);
+    let (rows, cols): (usize, usize) = (1 << 16, 4096);
     let s = &b.stream;
     let p = matvec_problem(1, rows, cols);
     let cfg = matvec_config(rows);
@@ -90,9 +90,9 @@ fn matvec(b: &Bench) -> Res<Row> {
     })
 }
 
-/// Softmax cross-entropy of 32768 rows of 2048 logits (256 MiB), a block per row.
+/// Softmax cross-entropy of 65536 rows of 2048 logits (512 MiB), a block per row.
 fn xent(b: &Bench) -> Res<Row> {
-    let (rows, cols): (usize, usize) = (1 << 15, 2048);
+    let (rows, cols): (usize, usize) = (1 << 16, 2048);
     let s = &b.stream;
     let p = xent_problem(1, rows, cols);
     let cfg = xent_config(rows);
