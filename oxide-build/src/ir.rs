@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+mod float_atomics;
 mod fn_attrs;
 mod guarded_loads;
 mod internalize;
@@ -19,6 +20,7 @@ mod libdevice;
 mod meta_records;
 mod noalias_inputs;
 mod panic_paths;
+mod saturating_casts;
 mod shared_memory;
 
 pub use panic_paths::inline_panic_paths;
@@ -77,6 +79,8 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     fn_attrs::add_fn_attrs(&mut lines, &bounds);
     noalias_inputs::mark_noalias_params(&mut lines);
     guarded_loads::hoist(&mut lines);
+    saturating_casts::nvvm_casts(&mut lines);
+    float_atomics::atomicrmw_fadd(&mut lines);
     let needs_libdevice = libdevice::needs_libdevice(&lines);
 
     let mut out = String::with_capacity(ir.len() + 1024);

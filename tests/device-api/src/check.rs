@@ -304,3 +304,65 @@ pub fn hadamard(x: &[i32]) -> Vec<i32> {
         })
         .collect()
 }
+
+/// Edge inputs of the float → integer casts: NaNs, infinities, zeros, fractions, both sides of
+/// every 32- and 64-bit bound, denormals.
+pub fn cast_inputs() -> (Vec<f32>, Vec<f64>) {
+    let f: Vec<f64> = vec![
+        f64::NAN,
+        -f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        0.99,
+        -0.99,
+        1.5,
+        -1.5,
+        -1.0,
+        2147483520.0,
+        2147483647.0,
+        2147483648.0,
+        -2147483648.0,
+        -2147483904.0,
+        -2147483649.0,
+        4294967040.0,
+        4294967295.0,
+        4294967296.0,
+        9.2233715e18,
+        9223372036854775807.0,
+        9.3e18,
+        -9223372036854775808.0,
+        -9.3e18,
+        1.8446743e19,
+        18446744073709551615.0,
+        1.9e19,
+        1e-45,
+        -1e-45,
+        1e-310,
+        123456.789,
+        -123456.789,
+    ];
+    (f.iter().map(|&v| v as f32).collect(), f)
+}
+
+/// `float_casts` of the given inputs, computed with Rust's own casts on the host.
+pub fn float_casts(x: &[f32], y: &[f64]) -> Vec<[u64; 8]> {
+    x.iter()
+        .zip(y)
+        .map(|(&a, &b)| {
+            [
+                a as i32 as u64,
+                a as u32 as u64,
+                a as i64 as u64,
+                a as u64,
+                b as i32 as u64,
+                b as u32 as u64,
+                b as i64 as u64,
+                b as u64,
+            ]
+        })
+        .collect()
+}

@@ -658,3 +658,25 @@ pub fn busy(rounds: u32, x: &[u32], mut out: DisjointSlice<u32>) {
         *o = v;
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Conversions
+
+/// Every saturating float → integer `as` cast of `x[i]` (f32) and `y[i]` (f64), as `u64` bits:
+/// `[i32, u32, i64, u64]` of `x`, then of `y` (oxide-build lowers these to single `cvt.rzi`s).
+#[kernel]
+pub fn float_casts(x: &[f32], y: &[f64], mut out: DisjointSlice<[u64; 8]>) {
+    let i = thread::index();
+    if let (Some(&a), Some(&b), Some(o)) = (x.get(i.get()), y.get(i.get()), out.get_mut(i)) {
+        *o = [
+            a as i32 as u64,
+            a as u32 as u64,
+            a as i64 as u64,
+            a as u64,
+            b as i32 as u64,
+            b as u32 as u64,
+            b as i64 as u64,
+            b as u64,
+        ];
+    }
+}

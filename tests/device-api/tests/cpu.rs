@@ -350,3 +350,11 @@ fn xor_pairs_sort_and_butterflies_transform() {
     kernels::cpu_bitonic_step(1u32, 256u32, 2, Pairs::new(&mut data, 0)).unwrap();
     assert_eq!(z, x);
 }
+
+#[test]
+fn float_casts() {
+    let (x, y) = check::cast_inputs();
+    let mut out = vec![[0u64; 8]; x.len()];
+    kernels::cpu_float_casts(1u32, 64u32, &x, &y, &mut out).unwrap();
+    assert_eq!(out, check::float_casts(&x, &y));
+}

@@ -376,3 +376,18 @@ fn xor_pairs_sort_and_butterflies_transform() {
     g.synchronize().unwrap();
     assert_eq!(s.clone_dtoh(&y).unwrap(), check::hadamard(&x));
 }
+
+/// Rust's saturating casts on the GPU (one `cvt.rzi` each): NaN to 0, out of range to the bound.
+#[test]
+fn float_casts() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let (x, y) = check::cast_inputs();
+    let (dx, dy) = (s.clone_htod(&x).unwrap(), s.clone_htod(&y).unwrap());
+    let mut out = s.alloc_zeros::<[u64; 8]>(x.len()).unwrap();
+    run!(g, kernels::launch_float_casts(s, 1u32, 64u32, &dx, &dy, &mut out));
+    let got = s.clone_dtoh(&out).unwrap();
+    for (i, (g, w)) in got.iter().zip(check::float_casts(&x, &y)).enumerate() {
+        assert_eq!(*g, w, "casts of f32 {} / f64 {}", x[i], y[i]);
+    }
+}
