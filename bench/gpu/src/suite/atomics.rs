@@ -45,7 +45,7 @@ fn scatter(b: &Bench) -> Res<Row> {
     let max_error = got.iter().zip(&want).map(|(&g, w)| (g as f64 - w.0).abs()).fold(0.0, f64::max);
     Ok(Row {
         kernel: "scatter_add".into(),
-        size: format!("n = 2^25, {bins} bins"),
+        size: format!("n = 2^25; {bins} bins"),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes(2.0 * 4.0 * n as f64),
@@ -88,7 +88,7 @@ fn histogram(b: &Bench) -> Res<Row> {
         .map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
     Ok(Row {
         kernel: "histogram_keys".into(),
-        size: format!("n = 2^25, {bins} bins"),
+        size: format!("n = 2^25; {bins} bins"),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes(4.0 * n as f64),

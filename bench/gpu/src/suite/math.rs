@@ -50,7 +50,7 @@ fn mandelbrot(b: &Bench) -> Res<Row> {
     let iterations: f64 = want.iter().map(|&n| n as f64).sum();
     Ok(Row {
         kernel: "mandelbrot".into(),
-        size: format!("{w} x {h}, 256 iterations"),
+        size: format!("{w} x {h}; 256 iterations"),
         oxide_ms,
         cuda_ms,
         // 7 flops per iteration (3 products, 4 sums), taking the reference's counts.

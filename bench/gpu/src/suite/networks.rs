@@ -55,7 +55,7 @@ fn bitonic(b: &Bench) -> Res<Row> {
     bitonic_compare(&s.clone_dtoh(&twork)?, &want).map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
     Ok(Row {
         kernel: "bitonic_sort".into(),
-        size: format!("2^22 u32 keys, {} steps", steps.len()),
+        size: format!("2^22 u32 keys; {} steps", steps.len()),
         oxide_ms,
         cuda_ms,
         // Each step reads and writes every key (the first time through).
@@ -118,7 +118,7 @@ fn fft(b: &Bench) -> Res<Row> {
         .fold(0.0, f64::max);
     Ok(Row {
         kernel: "fft_radix2".into(),
-        size: format!("{batch} x {n} complex, {} stages", halves.len()),
+        size: format!("{batch} x {n} complex; {} stages", halves.len()),
         oxide_ms,
         cuda_ms,
         work: Work::Bytes(halves.len() as f64 * 2.0 * 8.0 * len as f64),

@@ -95,7 +95,7 @@ fn kmeans(b: &Bench) -> Res<Row> {
         .map_err(|e| format!("CUDA twin differs from the reference (every {step}th point): {e}"))?;
     Ok(Row {
         kernel: "kmeans_assign".into(),
-        size: format!("2^21 points x {dims} dims, {kc} centroids"),
+        size: format!("2^21 points x {dims} dims; {kc} centroids"),
         oxide_ms,
         cuda_ms,
         work: Work::Flops(3.0 * (n * kc * dims) as f64),
