@@ -21,8 +21,8 @@ fn main() {
 fn run() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let twins =
-        opt("--twins").ok_or("usage: oxide-bench-gpu --twins <dir of nvcc PTX> [--csv file] [--only kernel,kernel..]")?;
+    let twins = opt("--twins")
+        .ok_or("usage: oxide-bench-gpu --twins <dir of nvcc PTX> [--csv file] [--only kernel,kernel..]")?;
     let gpu = oxide_rt::host::Gpu::new(0)?;
     let bench = Bench {
         ctx: gpu.ctx.clone(),
