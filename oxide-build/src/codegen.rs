@@ -12,6 +12,8 @@ pub(crate) struct Input<'a> {
     pub ir: &'a Path,
     pub kernels: &'a [String],
     pub needs_libdevice: bool,
+    /// Loops are marked `llvm.loop.unroll.full` (see `ir/private_array_loops.rs`).
+    pub unroll_private_loops: bool,
     pub arch: &'a str,
     pub opt_level: u8,
     /// Contract `a * b + c` into `fma` like nvcc's default `--fmad=true`.
@@ -72,7 +74,14 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
         // internalization made dead (core's unused functions) before llc.
         let optimized = input.work_dir.join("opt.bc");
         let mut cmd = Command::new(opt);
-        cmd.arg("-passes=always-inline,globaldce").arg(&ir).arg("-o").arg(&optimized);
+        // Marked loops are unrolled (`default<O3>` above does that too), then their private
+        // arrays promoted to registers and the unrolled code folded.
+        let passes = if input.unroll_private_loops {
+            "-passes=always-inline,function(loop(loop-unroll-full),sroa,early-cse,instcombine,simplifycfg),globaldce"
+        } else {
+            "-passes=always-inline,globaldce"
+        };
+        cmd.arg(passes).arg(format!("-mcpu={}", input.arch)).arg(&ir).arg("-o").arg(&optimized);
         commands.push(run(&mut cmd, input.module, "opt")?);
         ir = optimized;
     }

@@ -20,6 +20,7 @@ mod libdevice;
 mod meta_records;
 mod noalias_inputs;
 mod panic_paths;
+mod private_array_loops;
 mod saturating_casts;
 mod shared_memory;
 
@@ -35,6 +36,9 @@ pub struct Processed {
     pub shared_statics: Vec<String>,
     /// The module declares a libdevice function (`@__nv_*`), so libdevice must be linked.
     pub needs_libdevice: bool,
+    /// Some loop is marked for full unrolling (`ir/private_array_loops.rs`): the optimiser must
+    /// run the unroller before llc.
+    pub unroll_private_loops: bool,
     /// Records from `oxide.meta` statics, which are removed from the IR.
     pub meta: Vec<MetaRecord>,
 }
@@ -81,6 +85,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     guarded_loads::hoist(&mut lines);
     saturating_casts::nvvm_casts(&mut lines);
     float_atomics::atomicrmw_fadd(&mut lines);
+    let unroll_private_loops = private_array_loops::mark(&mut lines);
     let needs_libdevice = libdevice::needs_libdevice(&lines);
 
     let mut out = String::with_capacity(ir.len() + 1024);
@@ -93,6 +98,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
         kernels,
         shared_statics,
         needs_libdevice,
+        unroll_private_loops,
         meta: meta.into_iter().map(|(record, _)| record).collect(),
     })
 }

@@ -485,6 +485,7 @@ impl Build {
                     ir: &ir_path,
                     kernels: &processed.kernels,
                     needs_libdevice: processed.needs_libdevice,
+                    unroll_private_loops: processed.unroll_private_loops,
                     arch: &lowest,
                     opt_level: self.opt_level,
                     fmad: self.fmad,
