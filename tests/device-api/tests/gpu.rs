@@ -387,7 +387,12 @@ fn float_casts() {
     let mut out = s.alloc_zeros::<[u64; 8]>(x.len()).unwrap();
     run!(g, kernels::launch_float_casts(s, 1u32, 64u32, &dx, &dy, &mut out));
     let got = s.clone_dtoh(&out).unwrap();
-    for (i, (g, w)) in got.iter().zip(check::float_casts(&x, &y)).enumerate() {
-        assert_eq!(*g, w, "casts of f32 {} / f64 {}", x[i], y[i]);
-    }
+    let wrong: Vec<String> = got
+        .iter()
+        .zip(check::float_casts(&x, &y))
+        .enumerate()
+        .filter(|(_, (g, w))| *g != w)
+        .map(|(i, (g, w))| format!("f32 {} / f64 {}: GPU {g:?}, Rust {w:?}", x[i], y[i]))
+        .collect();
+    assert!(wrong.is_empty(), "{} of {} inputs cast differently:\n{}", wrong.len(), x.len(), wrong.join("\n"));
 }
