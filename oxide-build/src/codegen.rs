@@ -64,6 +64,7 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
         cmd.arg(format!("-passes=internalize,globaldce,default<O{}>", input.opt_level.min(3)))
             .arg(format!("-internalize-public-api-list={}", input.kernels.join(",")))
             .arg(format!("-mcpu={}", input.arch))
+            .arg(crate::device_build::RUNTIME_MULTI_EXIT)
             .arg(&linked)
             .arg("-o")
             .arg(&optimized);

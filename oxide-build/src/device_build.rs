@@ -32,6 +32,9 @@ pub(crate) struct DeviceBuild {
     pub command: String,
 }
 
+/// LLVM option shared by rustc's and opt's unrollers (see the device rustflags below).
+pub(crate) const RUNTIME_MULTI_EXIT: &str = "-unroll-runtime-multi-exit";
+
 pub(crate) fn run(
     tc: &Toolchain,
     env: &Env,
@@ -74,7 +77,15 @@ pub(crate) fn run(
     }
     // The same flags for every crate of the device build (so `core` is shared between crates):
     // MIR jump threading can duplicate a barrier call into two branches, which breaks bar.sync.
-    let mut rustflags = vec!["-Zmir-enable-passes=-JumpThreading".to_string(), format!("-Ctarget-cpu={}", opts.arch)];
+    let mut rustflags = vec![
+        "-Zmir-enable-passes=-JumpThreading".to_string(),
+        format!("-Ctarget-cpu={}", opts.arch),
+        // Runtime unrolling also for loops with more than one exit: a bounds check's panic is
+        // an exit, so without this a checked loop is never unrolled, its loads never overlap
+        // (H200, frozen suite: CSR SpMV with `cols[j]`/`x[c]` 2.27 -> 1.23 of nvcc's time,
+        // Mandelbrot 1.006 -> 0.821; no kernel slower by more than 0.01).
+        format!("-Cllvm-args={RUNTIME_MULTI_EXIT}"),
+    ];
     if opts.no_libdevice {
         rustflags.extend(["--cfg".to_string(), "oxide_no_libdevice".to_string()]);
     }
