@@ -64,7 +64,8 @@ pub enum ArgKind {
     Value,
     /// `&[T]`: read-only device slice, pointer + length on the device. `atomic`: the elements
     /// are atomics (interior mutability), so the slice is neither `noalias` nor read-only.
-    SliceIn { elem: Type, atomic: bool },
+    /// `matrix`: a `Matrix<T>`, whose `[cols, rows]` from the host follow pointer and length.
+    SliceIn { elem: Type, atomic: bool, matrix: bool },
     /// An output type (`DisjointSlice<T>`, ...): pointer + length on the device, plus the
     /// host-built shape words of the shaped ones.
     SliceOut { elem: Type, shape: OutShape },
@@ -219,7 +220,9 @@ impl VisitMut for Subst<'_> {
 pub fn classify(ty: &Type) -> ArgKind {
     match ty {
         Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
-            Type::Slice(s) => ArgKind::SliceIn { elem: (*s.elem).clone(), atomic: atomic_host_elem(&s.elem).is_some() },
+            Type::Slice(s) => {
+                ArgKind::SliceIn { elem: (*s.elem).clone(), atomic: atomic_host_elem(&s.elem).is_some(), matrix: false }
+            }
             _ => ArgKind::Invalid,
         },
         Type::Reference(_) => ArgKind::Invalid,
@@ -237,6 +240,19 @@ pub fn classify(ty: &Type) -> ArgKind {
                 }
                 _ => None,
             };
+            if last.ident == "Matrix" {
+                if let syn::PathArguments::AngleBracketed(ab) = &last.arguments {
+                    let mut types = ab.args.iter().filter_map(|a| match a {
+                        syn::GenericArgument::Type(t) => Some(t),
+                        _ => None,
+                    });
+                    if let (Some(elem), None) = (types.next(), types.next()) {
+                        let atomic = atomic_host_elem(elem).is_some();
+                        return ArgKind::SliceIn { elem: elem.clone(), atomic, matrix: true };
+                    }
+                }
+                return ArgKind::Invalid;
+            }
             if let Some(shape) = shape {
                 if let syn::PathArguments::AngleBracketed(ab) = &last.arguments {
                     let mut types = ab.args.iter().filter_map(|a| match a {
@@ -475,7 +491,7 @@ mod tests {
         assert_eq!(c.iter().map(|c| c.export.as_str()).collect::<Vec<_>>(), ["scl_f32", "scl_f64"]);
         assert_eq!(c[1].launcher.to_string(), "scale_f64");
         assert!(
-            matches!(&c[1].args[1].kind, ArgKind::SliceIn { elem, atomic: false } if crate::valid::show(elem) == "f64")
+            matches!(&c[1].args[1].kind, ArgKind::SliceIn { elem, atomic: false, .. } if crate::valid::show(elem) == "f64")
         );
         assert!(
             matches!(&c[1].args[2].kind, ArgKind::SliceOut { elem, shape: OutShape::Flat } if crate::valid::show(elem) == "f64")

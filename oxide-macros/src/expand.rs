@@ -88,10 +88,16 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 params.push(quote! { #id: #ty });
                 call.push(quote! { #id });
             }
-            ArgKind::SliceIn { elem, .. } => {
+            ArgKind::SliceIn { elem, matrix: false, .. } => {
                 params.push(quote! { #ptr: *const #elem, #len: usize });
                 // SAFETY: the host launcher passed a shared borrow of a device slice of exactly `len` elements that outlives the launch.
                 call.push(quote! { unsafe { ::oxide_rt::__private::slice_from_raw(#ptr, #len) } });
+            }
+            ArgKind::SliceIn { elem, matrix: true, .. } => {
+                let (s0, s1) = (format_ident!("__oxide_shape0_{}", id), format_ident!("__oxide_shape1_{}", id));
+                params.push(quote! { #ptr: *const #elem, #len: usize, #s0: usize, #s1: usize });
+                // SAFETY: the host launcher passed a shared borrow of `len` elements that outlives the launch and a shape it checked (rows * cols <= len, both fit u32).
+                call.push(quote! { unsafe { ::oxide_rt::device::Matrix::from_raw(#ptr, #len, [#s0, #s1]) } });
             }
             ArgKind::SliceOut { elem, shape } => {
                 params.push(quote! { #ptr: *mut #elem, #len: usize });
@@ -216,7 +222,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 cpu_params.push(quote! { #id: #ty });
                 cpu_call.push(quote! { #id });
             }
-            ArgKind::SliceIn { elem, atomic } => {
+            ArgKind::SliceIn { elem, atomic, matrix } => {
                 // `&[AtomicU32]` on the device is a `CudaSlice<u32>` on the host (cudarc cannot
                 // hold atomics; they have the plain type's layout).
                 let host_elem = atomic_host_elem(elem).unwrap_or_else(|| quote!(#elem));
@@ -224,16 +230,37 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                     (#arg_name, #ptr, #len * ::core::mem::size_of::<#host_elem>(), #atomic)
                 });
                 has_atomic_input |= *atomic;
-                gpu_params.push(quote! { #id: &impl #p::DeviceInput<#host_elem> });
                 let assert = quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#host_elem>(); };
                 gpu_prep.push(assert.clone());
                 cpu_prep.push(assert);
+                let shape_ident = format_ident!("__oxide_{}_shape", id);
+                if *matrix {
+                    // `Matrix::new(&buf, rows, cols)`: the buffer, and a shape checked against it.
+                    gpu_params.push(quote! { #id: ::oxide_rt::Matrix<'_, impl #p::DeviceInput<#host_elem>> });
+                    cpu_params.push(quote! { #id: ::oxide_rt::Matrix<'_, [#elem]> });
+                    let split = quote! { let (#id, #shape_ident) = #id.parts(); };
+                    gpu_prep.push(split.clone());
+                    cpu_prep.push(split);
+                } else {
+                    gpu_params.push(quote! { #id: &impl #p::DeviceInput<#host_elem> });
+                    cpu_params.push(quote! { #id: &[#elem] });
+                }
                 gpu_prep.push(quote! {
                     let (#ptr, #len, #guard) = #p::input_arg::<#host_elem>(#export, #arg_name, #id, __oxide_stream, __oxide_pad)?;
                 });
                 gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#ptr); #p::PushKernelArg::arg(&mut __oxide_args, &#len); });
-                cpu_params.push(quote! { #id: &[#elem] });
-                cpu_call.push(quote! { #id });
+                if *matrix {
+                    gpu_prep.push(quote! { #p::check_matrix(#export, #arg_name, #len, #shape_ident)?; });
+                    cpu_prep.push(quote! { #p::check_matrix(#export, #arg_name, #id.len(), #shape_ident)?; });
+                    gpu_push.push(quote! {
+                        #p::PushKernelArg::arg(&mut __oxide_args, &#shape_ident[0]);
+                        #p::PushKernelArg::arg(&mut __oxide_args, &#shape_ident[1]);
+                    });
+                    // SAFETY: a shared borrow of the slice held for the launch, and a shape `check_matrix` verified against its length.
+                    cpu_call.push(quote! { unsafe { ::oxide_rt::device::Matrix::from_raw(#id.as_ptr(), #id.len(), #shape_ident) } });
+                } else {
+                    cpu_call.push(quote! { #id });
+                }
             }
             ArgKind::SliceOut { elem, shape } => {
                 let shape_ident = format_ident!("__oxide_{}_shape", id);

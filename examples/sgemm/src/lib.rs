@@ -6,7 +6,7 @@ pub mod kernels;
 use cudarc::driver::CudaStream;
 use example_common::{driver_err as err, Rng};
 use oxide_rt::device::AtomicF32;
-use oxide_rt::LaunchConfig;
+use oxide_rt::{LaunchConfig, Matrix};
 use std::sync::Arc;
 
 pub use kernels::{BK, BM, BN, THREADS};
@@ -94,30 +94,35 @@ pub fn config(m: usize, n: usize) -> LaunchConfig {
     LaunchConfig::new((n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1), THREADS)
 }
 
-fn dims(p: &Problem) -> Result<(u32, u32, u32), oxide_rt::Error> {
-    let fit = |v: usize, what: &str| {
-        u32::try_from(v).map_err(|_| oxide_rt::Error::InvalidLaunch {
+/// `(m, n, k)` after checking the buffers hold `m*k`, `k*n` and `m*n` elements (the launch
+/// grid must fit too: `m, n < 2^32`).
+fn dims(p: &Problem) -> Result<(usize, usize, usize), oxide_rt::Error> {
+    if u32::try_from(p.m).is_err() || u32::try_from(p.n).is_err() || u32::try_from(p.k).is_err() {
+        return Err(oxide_rt::Error::InvalidLaunch {
             kernel: "sgemm",
-            reason: format!("{what} = {v} does not fit u32; split the product into smaller ones"),
-        })
-    };
-    let dims = (fit(p.m, "m")?, fit(p.n, "n")?, fit(p.k, "k")?);
-    // The kernel indexes A and B with 32-bit offsets.
-    fit(p.m * p.k, "m * k")?;
-    fit(p.k * p.n, "k * n")?;
+            reason: format!("{} x {} x {} does not fit u32 sizes; split the product into smaller ones", p.m, p.n, p.k),
+        });
+    }
     if p.a.len() != p.m * p.k || p.b.len() != p.k * p.n || p.c.len() != p.m * p.n {
         return Err(oxide_rt::Error::InvalidLaunch {
             kernel: "sgemm",
             reason: "A, B or C does not hold m*k, k*n or m*n elements".into(),
         });
     }
-    Ok(dims)
+    Ok((p.m, p.n, p.k))
 }
 
 pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
     let (m, n, k) = dims(p)?;
     let c: Vec<AtomicF32> = p.c.iter().map(|&v| AtomicF32::new(v)).collect();
-    kernels::cpu_sgemm_with(config(p.m, p.n), m, n, k, p.alpha, &p.a, &p.b, p.beta, &c)?;
+    kernels::cpu_sgemm_with(
+        config(p.m, p.n),
+        p.alpha,
+        Matrix::new(&p.a[..], m, k),
+        Matrix::new(&p.b[..], k, n),
+        p.beta,
+        Matrix::new(&c[..], m, n),
+    )?;
     Ok(Output { c: c.into_iter().map(AtomicF32::into_inner).collect(), tolerance: Vec::new() })
 }
 
@@ -126,7 +131,15 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
     let a = stream.clone_htod(&p.a).map_err(err("copying A to the GPU"))?;
     let b = stream.clone_htod(&p.b).map_err(err("copying B to the GPU"))?;
     let c = stream.clone_htod(&p.c).map_err(err("copying C to the GPU"))?;
-    kernels::launch_sgemm_with(stream, config(p.m, p.n), m, n, k, p.alpha, &a, &b, p.beta, &c)?;
+    kernels::launch_sgemm_with(
+        stream,
+        config(p.m, p.n),
+        p.alpha,
+        Matrix::new(&a, m, k),
+        Matrix::new(&b, k, n),
+        p.beta,
+        Matrix::new(&c, m, n),
+    )?;
     let c = stream.clone_dtoh(&c).map_err(err("copying C back"))?;
     Ok(Output { c, tolerance: Vec::new() })
 }

@@ -68,7 +68,12 @@ fn dims(p: &Problem) -> Result<(u32, u32), oxide_rt::Error> {
 pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
     let (rows, cols) = dims(p)?;
     let out: Vec<AtomicF32> = (0..p.input.len()).map(|_| AtomicF32::new(0.0)).collect();
-    kernels::cpu_transpose_with(config(p.rows, p.cols), rows, cols, &p.input, &out)?;
+    let (rows, cols) = (rows as usize, cols as usize);
+    kernels::cpu_transpose_with(
+        config(p.rows, p.cols),
+        oxide_rt::Matrix::new(&p.input[..], rows, cols),
+        oxide_rt::Matrix::new(&out[..], cols, rows),
+    )?;
     Ok(out.into_iter().map(AtomicF32::into_inner).collect())
 }
 
@@ -76,7 +81,13 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
     let (rows, cols) = dims(p)?;
     let input = stream.clone_htod(&p.input).map_err(err("copying the matrix to the GPU"))?;
     let out = stream.alloc_zeros::<f32>(p.input.len()).map_err(err("allocating the output"))?;
-    kernels::launch_transpose_with(stream, config(p.rows, p.cols), rows, cols, &input, &out)?;
+    let (rows, cols) = (rows as usize, cols as usize);
+    kernels::launch_transpose_with(
+        stream,
+        config(p.rows, p.cols),
+        oxide_rt::Matrix::new(&input, rows, cols),
+        oxide_rt::Matrix::new(&out, cols, rows),
+    )?;
     stream.clone_dtoh(&out).map_err(err("copying the result back"))
 }
 

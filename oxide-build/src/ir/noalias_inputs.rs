@@ -1,4 +1,4 @@
-//! `noalias nonnull` on the slice parameters of kernels.
+//! `noalias nonnull` on the slice parameters of kernels (`nonnull` alone on inputs of atomics).
 
 use super::{find_params_close, split_top, Line};
 
@@ -8,11 +8,13 @@ use super::{find_params_close, split_top, Line};
 /// through the non-coherent cache (`ld.global.nc`), as nvcc does for `const __restrict__`.
 /// They are never null either (the launchers substitute an aligned address for empty slices),
 /// which removes the null test of `Option<&mut T>` from every output access.
-/// Inputs of atomics are named `__oxide_atomic_*` and left alone: threads write through them
-/// and the same buffer may be passed twice, so `noalias` would be a false promise (llc-22 even
-/// crashed on such a kernel that only loads).
+/// Inputs of atomics are named `__oxide_atomic_*` and get only `nonnull`: threads write through
+/// them and the same buffer may be passed twice, so `noalias` would be a false promise (llc-22
+/// even crashed on such a kernel that only loads). Non-null they are (same launchers), and
+/// saying so removes the null test of `Option<&AtomicF32>` from `Matrix<AtomicF32>::get`.
 pub(super) const IN_PARAM: &str = "%__oxide_in_";
 const OUT_PARAM: &str = "%__oxide_out_";
+const ATOMIC_PARAM: &str = "%__oxide_atomic_";
 
 pub(super) fn mark_noalias_params(lines: &mut [Line]) {
     for line in lines.iter_mut() {
@@ -30,11 +32,14 @@ pub(super) fn mark_noalias_params(lines: &mut [Line]) {
                 let Some(rest) = p.strip_prefix("ptr ") else { return p.to_string() };
                 let name = p.rsplit(' ').next().unwrap_or("");
                 let marked = name.starts_with(IN_PARAM) || name.starts_with(OUT_PARAM);
+                // Non-null too: the launchers pass an aligned dangling address for empty slices.
+                let nonnull = if p.split(' ').any(|w| w == "nonnull") { "" } else { "nonnull " };
+                if name.starts_with(ATOMIC_PARAM) {
+                    return format!("ptr {nonnull}{rest}");
+                }
                 if !marked || p.split(' ').any(|w| w == "noalias") {
                     return p.to_string();
                 }
-                // Non-null too: the launchers pass an aligned dangling address for empty slices.
-                let nonnull = if p.split(' ').any(|w| w == "nonnull") { "" } else { "nonnull " };
                 format!("ptr noalias {nonnull}{rest}")
             })
             .collect();
@@ -59,7 +64,7 @@ mod tests {
         );
         assert!(out.contains("ptr noalias nonnull noundef %__oxide_out_y"), "{out}");
         assert!(out.contains("ptr %raw, "), "unmarked pointers stay as they are: {out}");
-        assert!(out.contains(", ptr noundef %__oxide_atomic_c, "), "inputs of atomics may alias: {out}");
+        assert!(out.contains(", ptr nonnull noundef %__oxide_atomic_c, "), "inputs of atomics may alias: {out}");
         assert!(out.contains("define internal void @helper(ptr %__oxide_in_x)"), "only kernels: {out}");
         Ok(())
     }

@@ -21,6 +21,7 @@
 
 pub mod atomic;
 pub mod math;
+mod matrix;
 pub(crate) mod panic_record;
 pub mod print;
 pub mod shared;
@@ -44,6 +45,7 @@ pub use crate::KernelArg;
 pub use crate::{dprint, dprintln, shared_array};
 pub use atomic::{AtomicF32, AtomicF64, AtomicFloat, AtomicInt, Scope};
 pub use math::Float;
+pub use matrix::Matrix;
 pub use oxide_macros::kernel;
 pub use shared::{dynamic_shared, Shared2d, SharedAtomic, SharedElem, SharedSlice};
 pub use slice::{

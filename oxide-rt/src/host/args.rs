@@ -86,6 +86,28 @@ impl<'a, S: ?Sized> Slice2d<'a, S> {
     }
 }
 
+/// A row-major `rows x cols` matrix for a kernel's `Matrix<T>` input:
+/// `Matrix::new(&buf, rows, cols)` with a `CudaSlice<T>` (or view) for `launch_*`, a `[T]` for
+/// `cpu_*`. The launchers check that the buffer holds `rows * cols` elements, which is what lets
+/// the kernel's `get(r, c)` check only `r < rows && c < cols`.
+pub struct Matrix<'a, S: ?Sized> {
+    data: &'a S,
+    rows: usize,
+    cols: usize,
+}
+
+impl<'a, S: ?Sized> Matrix<'a, S> {
+    pub fn new(data: &'a S, rows: usize, cols: usize) -> Self {
+        Matrix { data, rows, cols }
+    }
+
+    /// The buffer and the shape as the device receives it, `[cols, rows]`.
+    #[doc(hidden)]
+    pub fn parts(&self) -> (&'a S, [usize; 2]) {
+        (self.data, [self.cols, self.rows])
+    }
+}
+
 /// A row-major 3-D buffer with its row width and rows per plane, for a kernel's
 /// `DisjointSlice3d<T>` output: `Slice3d::new(&mut buf, cols, rows)`.
 pub struct Slice3d<'a, S: ?Sized> {
@@ -153,6 +175,24 @@ pub fn check_shape(kernel: &'static str, arg: &'static str, shape: [usize; 2]) -
         }),
         None => Ok(()),
     }
+}
+
+/// Refuses a `Matrix` input whose shape does not fit its buffer (`rows * cols > len`) or `u32`.
+pub fn check_matrix(kernel: &'static str, arg: &'static str, len: usize, shape: [usize; 2]) -> Result<(), Error> {
+    let [cols, rows] = shape;
+    let reason = if cols > u32::MAX as usize || rows > u32::MAX as usize {
+        format!(
+            "argument `{arg}` is a {rows} x {cols} matrix, more than {} rows or columns; split the matrix",
+            u32::MAX
+        )
+    } else if rows.checked_mul(cols).is_none_or(|n| n > len) {
+        format!(
+            "argument `{arg}` is a {rows} x {cols} matrix but its buffer holds {len} elements; pass the buffer's real shape to `Matrix::new`"
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidLaunch { kernel, reason })
 }
 
 /// Checks that a buffer of `T`s at `ptr` may be handed to a kernel launched in `stream`'s

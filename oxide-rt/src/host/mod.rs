@@ -7,7 +7,7 @@ mod gpu;
 mod image;
 mod panic;
 
-pub use args::{DeviceInput, DeviceOutput, Pairs, Slice2d, Slice3d};
+pub use args::{DeviceInput, DeviceOutput, Matrix, Pairs, Slice2d, Slice3d};
 pub use error::Error;
 pub use gpu::{gpu_available, Gpu, MAX_LOCAL_PER_THREAD};
 pub use image::{loaded_image, loaded_images, ImageKind};
@@ -39,7 +39,9 @@ impl Backend {
 
 #[doc(hidden)]
 pub mod __private {
-    pub use super::args::{check_inputs_apart, check_shape, input_arg, output_arg, DeviceInput, DeviceOutput, Shaped};
+    pub use super::args::{
+        check_inputs_apart, check_matrix, check_shape, input_arg, output_arg, DeviceInput, DeviceOutput, Shaped,
+    };
     pub use super::cpu::{cpu_launch, CpuKernel, SendPtr};
     pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD};
     pub use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, PushKernelArg};

@@ -366,3 +366,12 @@ pub fn float_casts(x: &[f32], y: &[f64]) -> Vec<[u64; 8]> {
         })
         .collect()
 }
+
+/// `matrix_flip` of a row-major `rows x cols` matrix: a `cols x rows` one.
+pub fn matrix_flip(input: &[u32], rows: usize, cols: usize) -> Vec<u32> {
+    let sums: Vec<u32> = input.chunks(cols).map(|r| r.iter().sum()).collect();
+    (0..cols)
+        .flat_map(|x| (0..rows).map(move |y| (x, y)))
+        .map(|(x, y)| input[y * cols + x] + input[y * cols] + sums[y])
+        .collect()
+}

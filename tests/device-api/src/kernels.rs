@@ -680,3 +680,17 @@ pub fn float_casts(x: &[f32], y: &[f64], mut out: DisjointSlice<[u64; 8]>) {
         ];
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Matrix arguments
+
+/// `out(x, y) = input(y, x) + input(y, 0) + row y's sum`, on a 2-D launch over `out`'s columns
+/// (y) and rows (x): `get`, indexing and `row` on a read-only matrix, `get` on atomics.
+#[kernel]
+pub fn matrix_flip(input: Matrix<u32>, out: Matrix<AtomicU32>) {
+    let (y, x) = thread::index_2d();
+    let (Some(&v), Some(row)) = (input.get(y, x), input.row(y)) else { return };
+    if let Some(cell) = out.get(x, y) {
+        cell.store(v + input[(y, 0)] + row.iter().sum::<u32>(), Ordering::Relaxed);
+    }
+}

@@ -2,7 +2,7 @@
 
 use device_api::{check, kernels};
 use oxide_rt::device::atomic::{AtomicF32, AtomicF64, AtomicU32, Ordering};
-use oxide_rt::{Error, LaunchConfig, Pairs, Slice2d, Slice3d};
+use oxide_rt::{Error, LaunchConfig, Matrix, Pairs, Slice2d, Slice3d};
 
 #[test]
 fn indices_2d() {
@@ -357,4 +357,22 @@ fn float_casts() {
     let mut out = vec![[0u64; 8]; x.len()];
     kernels::cpu_float_casts(1u32, 64u32, &x, &y, &mut out).unwrap();
     assert_eq!(out, check::float_casts(&x, &y));
+}
+
+#[test]
+fn matrix_arguments() {
+    let (rows, cols) = (13usize, 37usize);
+    let input = check::inputs_u32(rows * cols, 1000);
+    let out: Vec<AtomicU32> = (0..rows * cols).map(|_| AtomicU32::new(u32::MAX)).collect();
+    let grid = (rows.div_ceil(8) as u32, cols.div_ceil(8) as u32);
+    let launch = |m: Matrix<'_, [u32]>, o: Matrix<'_, [AtomicU32]>| kernels::cpu_matrix_flip(grid, (8u32, 8u32), m, o);
+    launch(Matrix::new(&input[..], rows, cols), Matrix::new(&out[..], cols, rows)).unwrap();
+    let got: Vec<u32> = out.iter().map(|a| a.load(Ordering::Relaxed)).collect();
+    assert_eq!(got, check::matrix_flip(&input, rows, cols));
+    // A shape the buffer cannot hold is refused before any thread runs, naming the argument.
+    let err =
+        launch(Matrix::new(&input[..rows * cols - 1], rows, cols), Matrix::new(&out[..], cols, rows)).unwrap_err();
+    assert!(matches!(&err, Error::InvalidLaunch { .. }) && err.to_string().contains("`input`"), "{err}");
+    let err = launch(Matrix::new(&input[..], rows, cols), Matrix::new(&out[..], cols + 1, rows)).unwrap_err();
+    assert!(err.to_string().contains("`out`") && err.to_string().contains("holds"), "{err}");
 }

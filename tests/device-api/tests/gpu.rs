@@ -3,7 +3,7 @@
 
 use device_api::{check, kernels};
 use oxide_rt::host::Gpu;
-use oxide_rt::{LaunchConfig, Pairs, Slice2d, Slice3d};
+use oxide_rt::{LaunchConfig, Matrix, Pairs, Slice2d, Slice3d};
 use std::sync::OnceLock;
 
 fn gpu() -> Option<&'static Gpu> {
@@ -395,4 +395,36 @@ fn float_casts() {
         .map(|(i, (g, w))| format!("f32 {} / f64 {}: GPU {g:?}, Rust {w:?}", x[i], y[i]))
         .collect();
     assert!(wrong.is_empty(), "{} of {} inputs cast differently:\n{}", wrong.len(), x.len(), wrong.join("\n"));
+}
+
+/// `Matrix` arguments on the GPU: read-only and atomic, and a shape its buffer cannot hold.
+#[test]
+fn matrix_arguments() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let (rows, cols) = (13usize, 37usize);
+    let input = check::inputs_u32(rows * cols, 1000);
+    let din = s.clone_htod(&input).unwrap();
+    let out = s.alloc_zeros::<u32>(rows * cols).unwrap();
+    let grid = (rows.div_ceil(8) as u32, cols.div_ceil(8) as u32);
+    run!(
+        g,
+        kernels::launch_matrix_flip(
+            s,
+            grid,
+            (8u32, 8u32),
+            Matrix::new(&din, rows, cols),
+            Matrix::new(&out, cols, rows)
+        )
+    );
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::matrix_flip(&input, rows, cols));
+    let err = kernels::launch_matrix_flip(
+        s,
+        grid,
+        (8u32, 8u32),
+        Matrix::new(&din, rows + 1, cols),
+        Matrix::new(&out, cols, rows),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("`input`") && err.to_string().contains("holds"), "{err}");
 }

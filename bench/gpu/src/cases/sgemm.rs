@@ -24,7 +24,9 @@ pub fn run(b: &Bench) -> Res<Row> {
     // use fresh copies of the input C.
     let dc = s.clone_htod(&p.c)?;
     let launch_oxide = |c: &cudarc::driver::CudaSlice<f32>| -> Res<()> {
-        Ok(sgemm::kernels::launch_sgemm_with(s, cfg, m32, n32, k32, p.alpha, &da, &db, p.beta, c)?)
+        use oxide_rt::Matrix;
+        let (a, bm, cm) = (Matrix::new(&da, m, k), Matrix::new(&db, k, n), Matrix::new(c, m, n));
+        Ok(sgemm::kernels::launch_sgemm_with(s, cfg, p.alpha, a, bm, p.beta, cm)?)
     };
     let oxide_ms = b.time(|| launch_oxide(&dc))?;
 

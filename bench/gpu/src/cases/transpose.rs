@@ -13,7 +13,15 @@ pub fn run(b: &Bench) -> Res<Row> {
     let (r32, c32) = (rows as u32, cols as u32);
     let din = s.clone_htod(&p.input)?;
     let out = s.alloc_zeros::<f32>(n)?;
-    let oxide_ms = b.time(|| Ok(transpose::kernels::launch_transpose_with(s, cfg, r32, c32, &din, &out)?))?;
+    let (rows, cols) = (r32 as usize, c32 as usize);
+    let oxide_ms = b.time(|| {
+        Ok(transpose::kernels::launch_transpose_with(
+            s,
+            cfg,
+            oxide_rt::Matrix::new(&din, rows, cols),
+            oxide_rt::Matrix::new(&out, cols, rows),
+        )?)
+    })?;
 
     let (_m, f) = b.twin("transpose", "transpose")?;
     let mut tout = s.alloc_zeros::<f32>(n)?;
