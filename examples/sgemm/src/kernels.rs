@@ -56,15 +56,20 @@ pub fn sgemm(alpha: f32, a: Matrix<f32>, b: Matrix<f32>, beta: f32, c: Matrix<At
     // reads 512 contiguous bytes).
     let (a_k, a_q) = (t % 8, t / 8);
     let (b_k, b_q) = (t / 32, t % 32);
-    // The four rows of A this thread reads, and its four columns of B (clamped to the last
-    // valid one, see above). `get` is `None` only past the last k: zeros there.
-    let a_rows: [&[f32]; 4] = core::array::from_fn(|i| a.row((row0 + 4 * a_q + i).min(m - 1)).unwrap_or(&[]));
-    let b_cols: [u32; 4] = core::array::from_fn(|i| (col0 + 4 * b_q + i).min(n - 1) as u32);
+    let mut a_row = [0usize; 4];
+    let mut b_col = [0usize; 4];
+    for i in 0..4 {
+        a_row[i] = (row0 + 4 * a_q + i).min(m - 1);
+        b_col[i] = (col0 + 4 * b_q + i).min(n - 1);
+    }
+    // `get` is `None` only past the last k (rows and columns are clamped above): zeros there.
     let load = |kt: usize| -> ([f32; 4], [f32; 4]) {
         let kb = kt * BK;
-        let b_row = b.row(kb + b_k).unwrap_or(&[]);
-        let ra = core::array::from_fn(|i| a_rows[i].get(kb + a_k).copied().unwrap_or(0.0));
-        let rb = core::array::from_fn(|i| b_row.get(b_cols[i] as usize).copied().unwrap_or(0.0));
+        let (mut ra, mut rb) = ([0.0f32; 4], [0.0f32; 4]);
+        for i in 0..4 {
+            ra[i] = a.get(a_row[i], kb + a_k).copied().unwrap_or(0.0);
+            rb[i] = b.get(kb + b_k, b_col[i]).copied().unwrap_or(0.0);
+        }
         (ra, rb)
     };
     let store = |buf: usize, ra: [f32; 4], rb: [f32; 4]| {
