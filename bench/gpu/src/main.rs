@@ -105,9 +105,9 @@ fn run() -> Res<()> {
         let (rn, rms) = r.reference.as_ref().map(|(n, ms)| (n.clone(), format!("{ms:.4}"))).unwrap_or_default();
         let _ = writeln!(
             csv,
-            "{},{},{:.4},{:.4},{:.4},{regs_csv},{tp:.2},{unit},{frac},{rn},{rms},{:.3e}",
+            "{},\"{}\",{:.4},{:.4},{:.4},{regs_csv},{tp:.2},{unit},{frac},{rn},{rms},{:.3e}",
             r.kernel,
-            r.size,
+            r.size, // quoted: sizes may contain commas
             r.oxide_ms,
             r.cuda_ms,
             r.ratio(),
