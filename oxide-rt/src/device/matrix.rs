@@ -40,8 +40,8 @@ impl<'a, T> Matrix<'a, T> {
     pub unsafe fn from_raw(ptr: *const T, len: usize, shape: [usize; 2]) -> Self {
         let [cols, rows] = shape;
         debug_assert!(cols <= u32::MAX as usize && rows <= u32::MAX as usize && rows * cols <= len);
-        // SAFETY: the launchers never pass null (an empty buffer gets an aligned pad address);
-        // saying so lets `get`'s `Option<&T>` fold its null test away.
+        // Saying so lets `get`'s `Option<&T>` fold its null test away.
+        // SAFETY: the launchers never pass null (an empty buffer gets an aligned pad address).
         unsafe { core::hint::assert_unchecked(!ptr.is_null()) };
         Matrix { ptr, rows: rows as u32, cols: cols as u32, _borrow: PhantomData }
     }
