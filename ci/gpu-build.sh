@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything the GPU machine runs (it has no Rust toolchain) into .device-bin/:
-# example and tool binaries (release) and the GPU test binaries. Then run ci/gpu-check.sh there.
+# example and tool binaries (release) and the GPU test binaries, plus .device-bin.tgz of them.
+# Then run ci/gpu-check.sh there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(bash ci/setup.sh --env)"
@@ -20,6 +21,9 @@ for t in $(tests -p oxide-e2e --test run) $(tests -p device-api --test gpu --tes
 done
 # Release panics take another path (inlined, location only): the panic test once more.
 for t in $(tests --release -p device-api --test gpu_panic); do cp "$t" "$BIN/test-gpu_panic-release"; done
-# Stripped: the transfer to the GPU machine is limited (64 MiB).
+# Stripped: the transfer to the GPU machine is limited (64 MiB), and .device-bin alone is
+# larger than that (the debug test binaries embed debug PTX), so it also travels compressed:
+# carry `.device-bin.tgz` and run `tar xzf .device-bin.tgz && bash ci/gpu-check.sh <out>` there.
 strip "$BIN"/*
-ls -la "$BIN"
+tar czf .device-bin.tgz "$BIN"
+ls -la "$BIN" .device-bin.tgz
