@@ -549,7 +549,7 @@ impl Build {
                             );
                         }
                         if self.cargo_metadata {
-                            for w in ptxas::resource_warnings(&k.name, arch, r) {
+                            for w in ptxas::resource_warnings(&k.name, arch, r, !panic_messages) {
                                 println!("cargo:warning=oxide-build: {w}");
                             }
                         }

@@ -32,11 +32,27 @@ pub const STATIC_SHARED_LIMIT_BYTES: u32 = 48 * 1024;
 /// of it is unavailable to the launch's dynamic shared memory).
 pub const STATIC_SHARED_WARN_BYTES: u32 = 40 * 1024;
 
+/// A stack frame of at least this many bytes without spills means local arrays (libdevice's
+/// sin/cos range reduction alone keeps 32-40 bytes there, as under nvcc).
+pub const LOCAL_ARRAY_HINT_BYTES: u32 = 64;
+
 /// The build warnings (without the `cargo:warning=` prefix) for kernel `name`'s resources on
-/// `arch`: large or unbounded stacks, static shared memory near the limit.
-pub fn resource_warnings(name: &str, arch: &str, r: &KernelResources) -> Vec<String> {
+/// `arch`: large or unbounded stacks, static shared memory near the limit, and — when
+/// `local_arrays` (builds without device-side panic formatting, whose buffers live on the
+/// stack too) — arrays left in local memory.
+pub fn resource_warnings(name: &str, arch: &str, r: &KernelResources, local_arrays: bool) -> Vec<String> {
     let mut out = Vec::new();
     let stack = r.stack_frame.max(r.cumulative_stack);
+    let spills = r.spill_stores > 0 || r.spill_loads > 0;
+    if local_arrays && !spills && !r.stack_unbounded && (LOCAL_ARRAY_HINT_BYTES..=STACK_WARN_BYTES).contains(&stack) {
+        // The frontier of the untuned suite (BENCHMARKS.md): 7x-44x nvcc's time from this alone.
+        out.push(format!(
+            "kernel `{name}` keeps {stack} bytes of local variables in local memory (device memory) on {arch}: an array \
+             indexed with a value that is not a compile-time constant in the end; common causes: iterating an array \
+             by value (`for v in [a, b, c]`: iterate `&[a, b, c]` or an index range instead) or indexing a local \
+             array in a loop the compiler does not unroll"
+        ));
+    }
     if stack > STACK_LIMIT_BYTES {
         out.push(format!(
             "kernel `{name}` needs {stack} bytes of stack (local memory) per thread on {arch}, more than the \
@@ -200,17 +216,30 @@ mod tests {
     #[test]
     fn warns_about_large_and_unbounded_stacks_and_shared_memory_near_the_limit() {
         let m = parse_verbose(BIG);
-        let k = resource_warnings("k", "sm_90", &m["k"]);
+        let k = resource_warnings("k", "sm_90", &m["k"], true);
         assert_eq!(k.len(), 1, "{k:?}");
         assert!(k[0].contains("kernel `k` needs 4194304 bytes of stack") && k[0].contains("refused"), "{k:?}");
-        let rec = resource_warnings("rec", "sm_90", &m["rec"]);
+        let rec = resource_warnings("rec", "sm_90", &m["rec"], true);
         assert_eq!(rec.len(), 2, "{rec:?}");
         assert!(rec[0].contains("cannot bound its stack") && rec[0].contains("recursion"), "{rec:?}");
         assert!(rec[1].contains("44000 bytes of static shared memory"), "{rec:?}");
         let medium = KernelResources { stack_frame: 32 * 1024, ..Default::default() };
-        let w = resource_warnings("m", "sm_80", &medium);
+        let w = resource_warnings("m", "sm_80", &medium, true);
         assert!(w.len() == 1 && w[0].contains("uses 32768 bytes of stack") && w[0].contains("sm_80"), "{w:?}");
         let small = KernelResources { stack_frame: 1024, shared_bytes: 16 * 1024, registers: 40, ..Default::default() };
-        assert!(resource_warnings("s", "sm_90", &small).is_empty());
+        assert!(resource_warnings("s", "sm_90", &small, false).is_empty());
+    }
+
+    #[test]
+    fn hints_at_arrays_left_in_local_memory() {
+        let frame = |stack_frame, spill_stores| KernelResources { stack_frame, spill_stores, ..Default::default() };
+        let w = resource_warnings("blur", "sm_90", &frame(112, 0), true);
+        assert!(w.len() == 1 && w[0].contains("keeps 112 bytes") && w[0].contains("for v in [a, b, c]"), "{w:?}");
+        // Debug builds format panics on the stack; spills have their own warning; libdevice's
+        // sin/cos keep a small array; huge frames get the stack warning instead.
+        assert!(resource_warnings("blur", "sm_90", &frame(112, 0), false).is_empty());
+        assert!(resource_warnings("s", "sm_90", &frame(112, 8), true).is_empty());
+        assert!(resource_warnings("sin", "sm_90", &frame(32, 0), true).is_empty());
+        assert!(!resource_warnings("big", "sm_90", &frame(32 * 1024, 0), true)[0].contains("keeps"));
     }
 }
