@@ -7,7 +7,7 @@
 //! `atomicrmw fadd ... monotonic` with the matching sync scope lets address-space inference do
 //! its work. System scope stays inline asm (LLVM's NVPTX backend emits no `.sys` for it).
 
-use super::Line;
+use super::{find_params_close, split_top, Line};
 
 /// `(asm template prefix, value type, sync scope, alignment)`.
 const ADDS: [(&str, &str, &str, u32); 4] = [
@@ -43,52 +43,14 @@ fn rewrite(text: &str) -> Option<String> {
     let constraints_end = template.find("\", \"")? + 4;
     let rest = &template[constraints_end..];
     let args_open = rest.find("\"(")? + 1;
-    let args = balanced(&rest[args_open..])?;
-    let (ptr, value) = split_top_level(args)?;
+    let args_close = args_open + find_params_close(&rest[args_open..])?;
+    let [ptr, value] = split_top(&rest[args_open + 1..args_close])[..] else { return None };
     let ptr = strip_param_attrs(ptr.trim().strip_prefix("ptr ")?);
     let value = value.trim().strip_prefix(ty)?.trim();
     let indent = &text[..text.len() - text.trim_start().len()];
     Some(format!(
         "{indent}{result} = atomicrmw fadd ptr {ptr}, {ty} {value} syncscope(\"{scope}\") monotonic, align {align}"
     ))
-}
-
-/// The text inside the parentheses that `s` starts with.
-fn balanced(s: &str) -> Option<&str> {
-    let mut depth = 0usize;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(&s[1..i]);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// `a, b` split at the one comma outside parentheses.
-fn split_top_level(s: &str) -> Option<(&str, &str)> {
-    let mut depth = 0i32;
-    let mut at = None;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                if at.is_some() {
-                    return None;
-                }
-                at = Some(i);
-            }
-            _ => {}
-        }
-    }
-    at.map(|i| (&s[..i], &s[i + 1..]))
 }
 
 /// The operand without its call-site parameter attributes (`nonnull`, `align 4`, ...).
