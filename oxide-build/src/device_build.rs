@@ -75,10 +75,11 @@ pub(crate) fn run(
     if tc.bootstrap {
         cmd.env("RUSTC_BOOTSTRAP", "1");
     }
-    // The same flags for every crate of the device build (so `core` is shared between crates):
-    // MIR jump threading can duplicate a barrier call into two branches, which breaks bar.sync.
+    // The same flags for every crate of the device build (so `core` is shared between crates).
+    // MIR jump threading stays on (it turns `for v in [a, b, c]` into a counted loop LLVM
+    // unrolls): it may copy a barrier into both arms of a branch, which the device API's
+    // barriers allow (`barrier.sync`, not the `.aligned` `bar.sync`).
     let mut rustflags = vec![
-        "-Zmir-enable-passes=-JumpThreading".to_string(),
         format!("-Ctarget-cpu={}", opts.arch),
         // Runtime unrolling also for loops with more than one exit: a bounds check's panic is
         // an exit, so without this a checked loop is never unrolled, its loads never overlap

@@ -2,8 +2,13 @@
 //! panic handler. The CPU executor's `device::cpu` module provides the same functions.
 //!
 //! Inline PTX (`asm!`) is `volatile` and, without `nomem`, a compiler memory barrier; the IR
-//! stage of oxide-build additionally marks every function `convergent`, so these collectives are
-//! neither duplicated into divergent branches nor moved across control flow.
+//! stage of oxide-build additionally marks every function `convergent`, so LLVM neither
+//! duplicates these collectives into divergent branches nor moves them across control flow.
+//! rustc's MIR optimisations may duplicate one into both arms of a branch (jump threading), so
+//! every collective here is a form that may be reached through different instructions by
+//! different threads: `barrier.sync`/`barrier.red` (not the `.aligned` `bar.sync`/`bar.red`, which
+//! require every thread at the same instruction), `bar.warp.sync` and the `*.sync` warp ops
+//! (sm_70 and newer; CUDA 13 supports nothing older).
 
 use super::warp::ShflMode;
 use crate::dim::Dim3;
@@ -38,17 +43,17 @@ pub fn grid_dim() -> Dim3 {
 
 #[inline(always)]
 pub fn sync_threads() {
-    // SAFETY: `bar.sync 0` (LLVM's convergent `llvm.nvvm.barrier0`); CUDA's rule that all threads of the block reach it is documented on `sync::sync_threads`.
-    unsafe { nvptx::_syncthreads() }
+    // SAFETY: `barrier.sync 0` has no operands; CUDA's rule that all threads of the block reach it is documented on `sync::sync_threads`.
+    unsafe { asm!("barrier.sync 0;", options(nostack)) }
 }
 
 #[inline(always)]
 pub fn sync_threads_count(pred: bool) -> u32 {
     let n: u32;
-    // SAFETY: `bar.red.popc` is `bar.sync 0` that also counts the threads whose predicate is true; same reach rule as `sync_threads`. The braces scope the temporary predicates.
+    // SAFETY: `barrier.red.popc` is `barrier.sync 0` that also counts the threads whose predicate is true; same reach rule as `sync_threads`. The braces scope the temporary predicates.
     unsafe {
         asm!(
-            "{{ .reg .pred %oxp; setp.ne.u32 %oxp, {p}, 0; bar.red.popc.u32 {n}, 0, %oxp; }}",
+            "{{ .reg .pred %oxp; setp.ne.u32 %oxp, {p}, 0; barrier.red.popc.u32 {n}, 0, %oxp; }}",
             p = in(reg32) pred as u32,
             n = out(reg32) n,
             options(nostack)
@@ -60,10 +65,10 @@ pub fn sync_threads_count(pred: bool) -> u32 {
 #[inline(always)]
 pub fn sync_threads_and(pred: bool) -> bool {
     let r: u32;
-    // SAFETY: `bar.red.and.pred`: a block barrier that ANDs the predicates; see above.
+    // SAFETY: `barrier.red.and.pred`: a block barrier that ANDs the predicates; see above.
     unsafe {
         asm!(
-            "{{ .reg .pred %oxp, %oxq; setp.ne.u32 %oxp, {p}, 0; bar.red.and.pred %oxq, 0, %oxp; selp.u32 {r}, 1, 0, %oxq; }}",
+            "{{ .reg .pred %oxp, %oxq; setp.ne.u32 %oxp, {p}, 0; barrier.red.and.pred %oxq, 0, %oxp; selp.u32 {r}, 1, 0, %oxq; }}",
             p = in(reg32) pred as u32,
             r = out(reg32) r,
             options(nostack)
@@ -75,10 +80,10 @@ pub fn sync_threads_and(pred: bool) -> bool {
 #[inline(always)]
 pub fn sync_threads_or(pred: bool) -> bool {
     let r: u32;
-    // SAFETY: `bar.red.or.pred`: a block barrier that ORs the predicates; see above.
+    // SAFETY: `barrier.red.or.pred`: a block barrier that ORs the predicates; see above.
     unsafe {
         asm!(
-            "{{ .reg .pred %oxp, %oxq; setp.ne.u32 %oxp, {p}, 0; bar.red.or.pred %oxq, 0, %oxp; selp.u32 {r}, 1, 0, %oxq; }}",
+            "{{ .reg .pred %oxp, %oxq; setp.ne.u32 %oxp, {p}, 0; barrier.red.or.pred %oxq, 0, %oxp; selp.u32 {r}, 1, 0, %oxq; }}",
             p = in(reg32) pred as u32,
             r = out(reg32) r,
             options(nostack)

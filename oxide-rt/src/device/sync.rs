@@ -2,8 +2,9 @@
 //!
 //! As in CUDA, a block barrier must be reached by every thread of the block or by none, and a
 //! warp barrier by every lane named in its mask; a barrier inside a branch that only some threads
-//! take hangs or corrupts the kernel. The device build disables the MIR optimisation that could
-//! duplicate a barrier into two branches, and marks device code `convergent` for LLVM.
+//! take hangs or corrupts the kernel. A barrier the compiler copied into both arms of a branch
+//! still counts each thread once: it is `barrier.sync`, which threads may reach at different
+//! instructions.
 
 use super::backend;
 

@@ -117,7 +117,8 @@ pub fn lane_warp(mut out: DisjointSlice<u32>) {
 // Barriers
 
 /// Barrier safety: the `if` feeds a `match` after the barrier, the shape MIR jump threading
-/// turns into two copies of the barrier (one per branch). Exactly one `bar.sync` must remain.
+/// turns into two copies of the barrier (one per branch); threads taking either copy must still
+/// meet (`barrier.sync`, not the `.aligned` `bar.sync`).
 /// Each thread returns its mirror's value (doubled when `mode` is odd).
 #[kernel]
 pub fn barrier_after_branch(mode: u32, x: &[u32], mut out: DisjointSlice<u32>) {
