@@ -78,7 +78,8 @@ pub enum ArgKind {
 pub enum OutShape {
     /// None: the type's ownership rule needs only the thread's position.
     Flat,
-    /// `DisjointSlice2d<T>`, `DisjointRows<T>`: the host passes `Slice2d::new(buf, cols)`.
+    /// `DisjointSlice2d<T>`, `DisjointRows<T>`, `DisjointTiles<T, ..>`: the host passes
+    /// `Slice2d::new(buf, cols)`.
     D2,
     /// `DisjointSlice3d<T>`: the host passes `Slice3d::new(buf, cols, rows)`.
     D3,
@@ -230,9 +231,9 @@ pub fn classify(ty: &Type) -> ArgKind {
             let Some(last) = p.path.segments.last() else { return ArgKind::Invalid };
             // `DisjointSlice<T>`, `DisjointChunks<T, N>` and `DisjointStrided<T, N>` (N may
             // parse as a type).
-            let chunks = last.ident == "DisjointChunks" || last.ident == "DisjointStrided";
+            let chunks = ["DisjointChunks", "DisjointStrided", "DisjointTiles"].iter().any(|n| last.ident == n);
             let shape = match last.ident.to_string().as_str() {
-                "DisjointSlice2d" | "DisjointRows" => Some(OutShape::D2),
+                "DisjointSlice2d" | "DisjointRows" | "DisjointTiles" => Some(OutShape::D2),
                 "DisjointSlice3d" => Some(OutShape::D3),
                 "DisjointXorPairs" | "DisjointButterflies" => Some(OutShape::Pairs),
                 "DisjointSlice" | "DisjointChunks" | "DisjointStrided" | "DisjointPerWarp" | "DisjointPerBlock" => {

@@ -210,7 +210,7 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
         (ArgKind::Invalid, Type::Reference(r)) if r.mutability.is_some() => err(at(&ty), format!(
             "`{shown}` would be shared mutably by every GPU thread (aliasing); hint: take an output type that says which thread owns which element: \
              `DisjointSlice<T>` (one element per thread), `DisjointSlice2d<T>` / `DisjointSlice3d<T>` (row-major by the thread's (x, y[, z]), width from the host), \
-             `DisjointChunks<T, N>` / `DisjointStrided<T, N>` (N elements per thread), `DisjointRows<T>` (a row per block), \
+             `DisjointChunks<T, N>` / `DisjointStrided<T, N>` (N elements per thread), `DisjointRows<T>` (a row per block), `DisjointTiles<T, TH, TW>` (a tile per block), \
              `DisjointPerWarp<T>` / `DisjointPerBlock<T>` (one element per warp / block), `DisjointXorPairs<T>` / `DisjointButterflies<T>` (sorting-network and FFT pairs), \
              or atomics for outputs many threads update (`&[AtomicU32]`, `Matrix<AtomicF32>`); README \"Writing outputs\" shows each"
         )),
@@ -236,13 +236,20 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
                 _ => Vec::new(),
             });
             for l in lifetimes {
-                if let syn::GenericArgument::Lifetime(l) = l {
-                    if l.ident != "_" {
-                        err(at(&l), format!(
-                            "lifetime `{l}` cannot be honoured on the device: the output is borrowed only for the launch; hint: write `DisjointSlice<{}>`",
-                            show(elem)
-                        ));
+                match l {
+                    syn::GenericArgument::Lifetime(l) if l.ident != "_" => err(at(&l), format!(
+                        "lifetime `{l}` cannot be honoured on the device: the output is borrowed only for the launch; hint: write `DisjointSlice<{}>`",
+                        show(elem)
+                    )),
+                    // A literal zero size (`DisjointTiles<T, 0, 32>`, `DisjointChunks<T, 0>`) would own nothing; named
+                    // constants are checked when the kernel is compiled.
+                    syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }))
+                        if n.base10_parse::<u64>().is_ok_and(|v| v == 0) =>
+                    {
+                        let name = p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                        err(at(&n), format!("`{name}` sizes must be at least 1; hint: a tile, chunk or group of 0 elements would own nothing"))
                     }
+                    _ => {}
                 }
             }
             check_value_type(elem, err);

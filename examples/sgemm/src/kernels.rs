@@ -1,5 +1,4 @@
 //! Compiled twice: for the host (typed launchers, CPU executor) and for nvptx64 (PTX).
-use oxide_rt::device::atomic::Ordering;
 use oxide_rt::device::*;
 use oxide_rt::KernelArg;
 
@@ -9,8 +8,9 @@ pub const BM: usize = 128;
 pub const BN: usize = 128;
 /// Depth of one k-tile.
 pub const BK: usize = 8;
-/// Threads per block: 16 x 16, each computing 8 x 8 outputs.
-pub const THREADS: u32 = 256;
+/// Threads per block along x and y: 16 x 16, each computing 8 x 8 outputs.
+pub const THREADS_X: u32 = 16;
+pub const THREADS_Y: u32 = 16;
 /// A k-row of the A tile, in `F4`s: BM floats plus 4 of padding, so the transposed stores of 8
 /// threads (8 different k) land in 8 different 4-bank groups (conflict-free).
 const AS_STRIDE: usize = (BM + 4) / 4;
@@ -25,21 +25,22 @@ pub struct F4(pub [f32; 4]);
 /// `C = alpha * A * B + beta * C`, row-major `Matrix` arguments `A: m x k`, `B: k x n`,
 /// `C: m x n`, any sizes (the launchers check each buffer holds its shape).
 ///
-/// One block computes a 128 x 128 tile of C with 256 threads; each thread keeps 8 x 8
-/// accumulators in registers (rows `4*tr..+4` and `64+4*tr..+4`, columns likewise), fed per
-/// k-step by two 128-bit shared loads of A and two of B for 64 FMAs. The 128 x 8 A tile (stored
+/// One block of 16 x 16 threads computes a 128 x 128 tile of C; the thread at `(tx, ty)` keeps
+/// 8 x 8 accumulators in registers (rows `4*ty..+4` and `64+4*ty..+4`, columns likewise with
+/// `tx`), fed per k-step by two 128-bit shared loads of A and two of B for 64 FMAs. The 128 x 8 A tile (stored
 /// transposed, k-major) and 8 x 128 B tile are double-buffered in shared memory and the next
 /// tile is fetched into registers while the current one is consumed: one barrier per k-tile.
 ///
 /// Edges: rows of A past `m` and columns of B past `n` are clamped to the last valid one (their
 /// products only reach C elements that are never stored), so only the last, partial k-tile
-/// checks bounds. C is written through `AtomicF32` relaxed loads/stores because a
-/// `DisjointSlice` only lets a thread write the one element at its own thread index.
+/// checks bounds. C is a `DisjointTiles<f32, 128, 128, 4>`: the block owns its tile, and the
+/// thread exactly its accumulators' elements (rows and columns dealt out in groups of 4), which
+/// it reads (`beta`) and writes in place. The host passes `Slice2d::new(&mut c, n)`.
 /// `launch_bounds(256, 2)`: at most 128 registers per thread, so two blocks share an SM.
 // BLAS argument list; index loops over the register tile read clearer than iterator chains.
 #[allow(clippy::needless_range_loop)]
 #[kernel(launch_bounds(256, 2), dims = 2)]
-pub fn sgemm(alpha: f32, a: Matrix<f32>, b: Matrix<f32>, beta: f32, c: Matrix<AtomicF32>) {
+pub fn sgemm(alpha: f32, a: Matrix<f32>, b: Matrix<f32>, beta: f32, mut c: DisjointTiles<f32, BM, BN, 4>) {
     let (m, n, k) = (a.rows(), b.cols(), a.cols());
     if m == 0 || n == 0 || b.rows() != k || c.rows() != m || c.cols() != n {
         return; // uniform across the launch: no thread reaches a barrier
@@ -47,9 +48,9 @@ pub fn sgemm(alpha: f32, a: Matrix<f32>, b: Matrix<f32>, beta: f32, c: Matrix<At
     let a_s = shared_array!(F4, 2 * BK * AS_STRIDE);
     let b_s = shared_array!(F4, 2 * BK * BS_STRIDE);
 
-    let t = thread::thread_idx().x as usize;
-    let row0 = thread::block_idx().y as usize * BM;
-    let col0 = thread::block_idx().x as usize * BN;
+    let (tx, ty) = (thread::thread_idx().x as usize, thread::thread_idx().y as usize);
+    let t = ty * THREADS_X as usize + tx;
+    let (row0, col0) = c.origin();
 
     // Global -> shared mapping. A: thread t fetches rows 4*(t/8)..+4 at k-column t%8 (a warp
     // reads 16 rows x 32 bytes). B: thread t fetches k-row t/32, columns 4*(t%32)..+4 (a warp
@@ -77,11 +78,9 @@ pub fn sgemm(alpha: f32, a: Matrix<f32>, b: Matrix<f32>, beta: f32, c: Matrix<At
         b_s.set((buf * BK + b_k) * BS_STRIDE + b_q, F4(rb));
     };
 
-    // Compute mapping: warps form a 4 x 2 grid, lanes a 4 x 8 grid inside a warp, so a warp's
-    // A reads touch 4 distinct F4s and its B reads 8 consecutive ones (one wavefront each).
-    let (w, l) = (t / 32, t % 32);
-    let tr = (w / 2) * 4 + l / 8;
-    let tc = (w % 2) * 8 + l % 8;
+    // Compute mapping: the thread's accumulators are the elements `c` gives it (rows and
+    // columns in groups of 4, 64 apart).
+    let (tr, tc) = (ty, tx);
 
     let mut acc = [[0.0f32; 8]; 8];
     let tiles = k.div_ceil(BK);
@@ -121,17 +120,12 @@ pub fn sgemm(alpha: f32, a: Matrix<f32>, b: Matrix<f32>, beta: f32, c: Matrix<At
         sync_threads();
     }
 
+    // `c.get_mut(i, j)` is tile row `(i / 4) * 64 + 4 * ty + i % 4`, column likewise: the
+    // element accumulated in `acc[i][j]`.
     for i in 0..8 {
-        let r = row0 + if i < 4 { 4 * tr + i } else { 64 + 4 * tr + i - 4 };
         for j in 0..8 {
-            let col = col0 + if j < 4 { 4 * tc + j } else { 64 + 4 * tc + j - 4 };
-            if let Some(cell) = c.get(r, col) {
-                let v = if beta == 0.0 {
-                    alpha * acc[i][j]
-                } else {
-                    alpha * acc[i][j] + beta * cell.load(Ordering::Relaxed)
-                };
-                cell.store(v, Ordering::Relaxed);
+            if let Some(v) = c.get_mut(i, j) {
+                *v = if beta == 0.0 { alpha * acc[i][j] } else { alpha * acc[i][j] + beta * *v };
             }
         }
     }

@@ -5,11 +5,10 @@ pub mod kernels;
 
 use cudarc::driver::CudaStream;
 use example_common::{driver_err as err, Rng};
-use oxide_rt::device::AtomicF32;
-use oxide_rt::{LaunchConfig, Matrix};
+use oxide_rt::{LaunchConfig, Matrix, Slice2d};
 use std::sync::Arc;
 
-pub use kernels::{BK, BM, BN, THREADS};
+pub use kernels::{BK, BM, BN, THREADS_X, THREADS_Y};
 
 /// GPU size of main.rs and the benchmark: 4096 x 4096 x 4096.
 pub const DEFAULT_SIZE: usize = 4096;
@@ -91,7 +90,7 @@ pub fn reference_at(p: &Problem, i: usize, j: usize) -> (f32, f32) {
 
 /// One block per 128 x 128 tile of C.
 pub fn config(m: usize, n: usize) -> LaunchConfig {
-    LaunchConfig::new((n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1), THREADS)
+    LaunchConfig::new((n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1), (THREADS_X, THREADS_Y, 1))
 }
 
 /// `(m, n, k)` after checking the buffers hold `m*k`, `k*n` and `m*n` elements (the launch
@@ -114,23 +113,23 @@ fn dims(p: &Problem) -> Result<(usize, usize, usize), oxide_rt::Error> {
 
 pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
     let (m, n, k) = dims(p)?;
-    let c: Vec<AtomicF32> = p.c.iter().map(|&v| AtomicF32::new(v)).collect();
+    let mut c = p.c.clone();
     kernels::cpu_sgemm_with(
         config(p.m, p.n),
         p.alpha,
         Matrix::new(&p.a[..], m, k),
         Matrix::new(&p.b[..], k, n),
         p.beta,
-        Matrix::new(&c[..], m, n),
+        Slice2d::new(&mut c[..], n),
     )?;
-    Ok(Output { c: c.into_iter().map(AtomicF32::into_inner).collect(), tolerance: Vec::new() })
+    Ok(Output { c, tolerance: Vec::new() })
 }
 
 pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
     let (m, n, k) = dims(p)?;
     let a = stream.clone_htod(&p.a).map_err(err("copying A to the GPU"))?;
     let b = stream.clone_htod(&p.b).map_err(err("copying B to the GPU"))?;
-    let c = stream.clone_htod(&p.c).map_err(err("copying C to the GPU"))?;
+    let mut c = stream.clone_htod(&p.c).map_err(err("copying C to the GPU"))?;
     kernels::launch_sgemm_with(
         stream,
         config(p.m, p.n),
@@ -138,7 +137,7 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
         Matrix::new(&a, m, k),
         Matrix::new(&b, k, n),
         p.beta,
-        Matrix::new(&c, m, n),
+        Slice2d::new(&mut c, n),
     )?;
     let c = stream.clone_dtoh(&c).map_err(err("copying C back"))?;
     Ok(Output { c, tolerance: Vec::new() })

@@ -5,7 +5,6 @@ pub mod kernels;
 
 use cudarc::driver::CudaStream;
 use example_common::{driver_err as err, Rng};
-use oxide_rt::device::AtomicF32;
 use oxide_rt::LaunchConfig;
 use std::sync::Arc;
 
@@ -50,9 +49,9 @@ pub fn reference(p: &Problem) -> Output {
     out
 }
 
-/// One (TILE, ROWS) = (64, 8) block per 64 x 64 tile.
+/// One (TILE, ROWS) = (64, 8) block per 64 x 64 tile of the output (`cols` rows, `rows` columns).
 pub fn config(rows: usize, cols: usize) -> LaunchConfig {
-    LaunchConfig::new((cols.div_ceil(TILE) as u32, rows.div_ceil(TILE) as u32, 1), (TILE as u32, ROWS as u32, 1))
+    LaunchConfig::new((rows.div_ceil(TILE) as u32, cols.div_ceil(TILE) as u32, 1), (TILE as u32, ROWS as u32, 1))
 }
 
 fn dims(p: &Problem) -> Result<(u32, u32), oxide_rt::Error> {
@@ -67,26 +66,26 @@ fn dims(p: &Problem) -> Result<(u32, u32), oxide_rt::Error> {
 
 pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
     let (rows, cols) = dims(p)?;
-    let out: Vec<AtomicF32> = (0..p.input.len()).map(|_| AtomicF32::new(0.0)).collect();
+    let mut out = vec![0.0f32; p.input.len()];
     let (rows, cols) = (rows as usize, cols as usize);
     kernels::cpu_transpose_with(
         config(p.rows, p.cols),
         oxide_rt::Matrix::new(&p.input[..], rows, cols),
-        oxide_rt::Matrix::new(&out[..], cols, rows),
+        oxide_rt::Slice2d::new(&mut out[..], rows),
     )?;
-    Ok(out.into_iter().map(AtomicF32::into_inner).collect())
+    Ok(out)
 }
 
 pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
     let (rows, cols) = dims(p)?;
     let input = stream.clone_htod(&p.input).map_err(err("copying the matrix to the GPU"))?;
-    let out = stream.alloc_zeros::<f32>(p.input.len()).map_err(err("allocating the output"))?;
+    let mut out = stream.alloc_zeros::<f32>(p.input.len()).map_err(err("allocating the output"))?;
     let (rows, cols) = (rows as usize, cols as usize);
     kernels::launch_transpose_with(
         stream,
         config(p.rows, p.cols),
         oxide_rt::Matrix::new(&input, rows, cols),
-        oxide_rt::Matrix::new(&out, cols, rows),
+        oxide_rt::Slice2d::new(&mut out, rows),
     )?;
     stream.clone_dtoh(&out).map_err(err("copying the result back"))
 }

@@ -399,6 +399,103 @@ impl<'r, T> Iterator for RowIterMut<'r, T> {
     }
 }
 
+/// A tile per block of a row-major matrix with `cols` columns (the host passes
+/// `oxide_rt::Slice2d::new(&mut buf, cols)`): the block at `(bx, by)` of a 2-D grid owns the
+/// `TH x TW` tile whose top-left element is row `by * TH`, column `bx * TW`. Inside the tile,
+/// rows and columns are dealt out to the block's 2-D threads in groups of `G` consecutive ones,
+/// round-robin: the thread at `(tx, ty)` ([`thread_idx`](super::thread::thread_idx)) of a
+/// `BX x BY` block owns tile row `r` when `(r / G) % BY == ty` and tile column `c` when
+/// `(c / G) % BX == tx`, and every element at such a row and column. Its `(i, j)`-th element
+/// is tile row `((i / G) * BY + ty) * G + i % G`, column `((j / G) * BX + tx) * G + j % G`.
+///
+/// The CUDA tiles it replaces: a transpose writing `out[(y0 + ty + k * 8) * n + x0 + tx]` from
+/// a 32 x 8 block is `DisjointTiles<T, 32, 32>` with `get_mut(k, 0)`; a GEMM thread holding an
+/// 8 x 8 register tile as two 4 x 4 quadrants 64 rows and 64 columns apart (stores of 4
+/// consecutive floats) is `DisjointTiles<T, 128, 128, 4>` on a 16 x 16 block with
+/// `get_mut(i, j)` for `i, j < 8`.
+///
+/// Why no two threads meet: `TH`, `TW` and `G` are in the type and `cols` comes from the host,
+/// so all threads agree on the tiling. Tiles of distinct blocks are disjoint (a tile never
+/// wraps past column `cols`); inside a tile the owner of `(r, c)` is a function of `(r, c)`, so
+/// distinct threads own disjoint elements; and a launch with more than one block or thread
+/// along z owns nothing.
+pub struct DisjointTiles<'a, T, const TH: usize, const TW: usize, const G: usize = 1> {
+    ptr: NonNull<T>,
+    len: usize,
+    /// At most `u32::MAX` (the launchers refuse more).
+    cols: u32,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T, const TH: usize, const TW: usize, const G: usize> DisjointTiles<'a, T, TH, TW, G> {
+    /// Tile sizes up to 2^16 keep every tile coordinate far below `usize::MAX`, so only the final
+    /// `row * cols + col` needs an overflow check.
+    const SHAPE_OK: () = assert!(
+        TH > 0 && TW > 0 && G > 0 && TH <= 1 << 16 && TW <= 1 << 16 && G <= 1 << 16,
+        "DisjointTiles<T, TH, TW, G>: TH, TW and G must be between 1 and 65536"
+    );
+
+    /// Columns of the matrix, as the host passed them.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols as usize
+    }
+
+    /// Whole rows in the buffer (`len / cols`; 0 when `cols` is 0).
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.len.checked_div(self.cols()).unwrap_or(0)
+    }
+
+    /// Row and column of this block's tile's top-left element (`by * TH`, `bx * TW`).
+    #[inline(always)]
+    pub fn origin(&self) -> (usize, usize) {
+        let () = Self::SHAPE_OK;
+        let b = super::thread::block_idx();
+        (b.y as usize * TH, b.x as usize * TW)
+    }
+
+    /// Matrix row and column of this thread's `(i, j)`-th element, or `None` when it has none:
+    /// past the tile, past the matrix, or a launch with more than one block or thread along z.
+    #[inline(always)]
+    pub fn position(&self, i: usize, j: usize) -> Option<(usize, usize)> {
+        let () = Self::SHAPE_OK;
+        let (t, bd) = (super::thread::thread_idx(), super::thread::block_dim());
+        if super::thread::grid_dim().z != 1 || bd.z != 1 {
+            return None;
+        }
+        // `i / G * BY` stays below 2^48 for any `i` that can pass the `< TH` test: bound it first.
+        let (tr, tc) = (Self::deal(i, t.y, bd.y, TH)?, Self::deal(j, t.x, bd.x, TW)?);
+        let (row0, col0) = self.origin();
+        let (row, col) = (row0 + tr, col0 + tc);
+        if col >= self.cols() {
+            return None;
+        }
+        row.checked_mul(self.cols())?.checked_add(col).filter(|&k| k < self.len)?;
+        Some((row, col))
+    }
+
+    /// The `k`-th tile row (or column) of the thread at `p` of `n` along that axis, if below `size`.
+    #[inline(always)]
+    fn deal(k: usize, p: u32, n: u32, size: usize) -> Option<usize> {
+        let group = k / G;
+        if group >= size {
+            return None; // so that `group * n` below cannot overflow
+        }
+        let r = (group * n as usize + p as usize) * G + k % G;
+        (r < size).then_some(r)
+    }
+
+    /// This thread's `(i, j)`-th element (see [`position`](Self::position) for when there is
+    /// none).
+    #[inline(always)]
+    pub fn get_mut(&mut self, i: usize, j: usize) -> Option<&mut T> {
+        let (row, col) = self.position(i, j)?;
+        // SAFETY: `row * cols + col < len` (checked by `position`) and owned by this thread only (see the type's docs); `&mut self` stops this thread from taking it twice.
+        Some(unsafe { &mut *self.ptr.as_ptr().add(row * self.cols() + col) })
+    }
+}
+
 /// Elements paired with a partner at xor distance `d` (from the host: `oxide_rt::Pairs::new(&mut
 /// buf, d)`): the thread with launch index `i` ([`thread::index`](super::thread::index)) owns
 /// the pair `(i, i ^ d)` when `i < i ^ d` — the compare-exchange step of a bitonic sort, where
@@ -493,7 +590,7 @@ pub trait OutputSlice {
     /// 3. `ptr` is non-null and aligned, also when `len == 0` (the launchers substitute an
     ///    aligned dangling address for empty slices).
     /// 4. `shape` is the same in every thread of the launch (a kernel argument the host built:
-    ///    `[cols, 0]` for [`DisjointSlice2d`] and [`DisjointRows`], `[cols, rows]` for
+    ///    `[cols, 0]` for [`DisjointSlice2d`], [`DisjointRows`] and [`DisjointTiles`], `[cols, rows]` for
     ///    [`DisjointSlice3d`], `[distance, 0]` for [`DisjointXorPairs`] and
     ///    [`DisjointButterflies`], ignored by the others), each word at most `u32::MAX`.
     unsafe fn from_raw(ptr: *mut Self::Elem, len: usize, shape: [usize; 2]) -> Self;
@@ -501,8 +598,8 @@ pub trait OutputSlice {
 
 /// What the output types share: construction from the launch's pointer and length, `len`.
 macro_rules! output_type {
-    ($name:ident $(, const $n:ident)? $(; $($field:ident = $shape:literal),*)?) => {
-        impl<T $(, const $n: usize)?> $name<'_, T $(, $n)?> {
+    ($name:ident $(, const $n:ident)* $(; $($field:ident = $shape:literal),*)?) => {
+        impl<T $(, const $n: usize)*> $name<'_, T $(, $n)*> {
             /// Elements in the whole buffer.
             #[inline(always)]
             pub fn len(&self) -> usize {
@@ -515,7 +612,7 @@ macro_rules! output_type {
             }
         }
 
-        impl<T $(, const $n: usize)?> OutputSlice for $name<'_, T $(, $n)?> {
+        impl<T $(, const $n: usize)*> OutputSlice for $name<'_, T $(, $n)*> {
             type Elem = T;
             #[inline(always)]
             unsafe fn from_raw(ptr: *mut T, len: usize, _shape: [usize; 2]) -> Self {
@@ -534,6 +631,7 @@ output_type!(DisjointSlice2d; cols = 0);
 output_type!(DisjointPerWarp);
 output_type!(DisjointPerBlock);
 output_type!(DisjointRows; cols = 0);
+output_type!(DisjointTiles, const TH, const TW, const G; cols = 0);
 output_type!(DisjointXorPairs; distance = 0);
 output_type!(DisjointButterflies; half = 0);
 output_type!(DisjointSlice3d; cols = 0, rows = 1);

@@ -71,8 +71,8 @@ impl<T> DeviceOutput<T> for CudaViewMut<'_, T> {
     }
 }
 
-/// A row-major 2-D buffer and its row width, for a kernel's `DisjointSlice2d<T>` or
-/// `DisjointRows<T>` output:
+/// A row-major 2-D buffer and its row width, for a kernel's `DisjointSlice2d<T>`,
+/// `DisjointRows<T>` or `DisjointTiles<T, ..>` output:
 /// `Slice2d::new(&mut buf, cols)` with a `CudaSlice<T>` for `launch_*`, a `[T]` for `cpu_*`.
 /// The width travels with the buffer so every thread of the launch uses the same one.
 pub struct Slice2d<'a, S: ?Sized> {

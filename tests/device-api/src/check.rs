@@ -375,3 +375,40 @@ pub fn matrix_flip(input: &[u32], rows: usize, cols: usize) -> Vec<u32> {
         .map(|(x, y)| input[y * cols + x] + input[y * cols] + sums[y])
         .collect()
 }
+
+/// `tile_owners` by the ownership rule `DisjointTiles` documents: element `(r, c)` belongs to
+/// block `(c / TW, r / TH)` and, in it, to thread `(((c % TW) / G) % bx, ((r % TH) / G) % by)`;
+/// nobody owns anything in a launch with a z extent, nor elements of blocks the grid lacks.
+pub fn tile_owners(rows: usize, cols: usize, grid: (u32, u32, u32), block: (u32, u32, u32)) -> Vec<u32> {
+    use crate::kernels::{TILE_G as G, TILE_H as TH, TILE_W as TW};
+    let mut out = vec![0u32; rows * cols];
+    if grid.2 != 1 || block.2 != 1 {
+        return out;
+    }
+    for r in 0..rows {
+        for c in 0..cols {
+            let (bx, by) = ((c / TW) as u32, (r / TH) as u32);
+            if bx >= grid.0 || by >= grid.1 {
+                continue;
+            }
+            let tx = (((c % TW) / G) as u32) % block.0;
+            let ty = (((r % TH) / G) as u32) % block.1;
+            out[r * cols + c] = ((bx + grid.0 * by) << 16 | (tx + block.0 * ty)) + 1;
+        }
+    }
+    out
+}
+
+/// `tile_owners` launches on a 37 x 29 matrix: several threads per tile, more threads than the
+/// tile has groups, a grid short of the matrix and one past it, and two that try to give two
+/// threads one element through a z extent (grid or block), which must own nothing.
+pub const TILE_LAUNCHES: [((u32, u32, u32), (u32, u32, u32)); 6] = [
+    ((3, 5, 1), (3, 2, 1)),
+    ((3, 5, 1), (8, 8, 1)),
+    ((1, 2, 1), (3, 2, 1)),
+    ((4, 6, 1), (1, 1, 1)),
+    ((3, 5, 2), (3, 2, 1)),
+    ((3, 5, 1), (3, 2, 2)),
+];
+pub const TILE_ROWS: usize = 37;
+pub const TILE_COLS: usize = 29;

@@ -81,6 +81,28 @@ pub fn hadamard_stage(mut data: DisjointButterflies<i32>) {
     }
 }
 
+/// `tile_owners`' tiling: 8 x 12 tiles, rows and columns dealt out in pairs.
+pub const TILE_H: usize = 8;
+pub const TILE_W: usize = 12;
+pub const TILE_G: usize = 2;
+
+/// Tile ownership: every thread adds its code (`block << 16 | rank`, plus one) to each element
+/// of its `DisjointTiles` tile, so an element two threads owned would hold the sum of two codes.
+#[kernel]
+pub fn tile_owners(mut out: DisjointTiles<u32, TILE_H, TILE_W, TILE_G>) {
+    let (b, t) = (thread::block_idx(), thread::thread_idx());
+    let (gd, bd) = (thread::grid_dim(), thread::block_dim());
+    let block = b.x + gd.x * (b.y + gd.y * b.z);
+    let code = (block << 16 | (t.x + bd.x * (t.y + bd.y * t.z))) + 1;
+    for i in 0..TILE_H {
+        for j in 0..TILE_W {
+            if let Some(v) = out.get_mut(i, j) {
+                *v += code;
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Indices
 

@@ -320,6 +320,16 @@ fn a_thread_index_used_by_another_thread_is_refused() {
 /// A full bitonic sort from `DisjointXorPairs` steps (partner distance from the host), and a
 /// Walsh–Hadamard transform from `DisjointButterflies` stages, against plain references.
 #[test]
+fn tiles_give_each_element_to_one_thread() {
+    let (rows, cols) = (check::TILE_ROWS, check::TILE_COLS);
+    for (grid, block) in check::TILE_LAUNCHES {
+        let mut out = vec![0u32; rows * cols];
+        kernels::cpu_tile_owners(grid, block, Slice2d::new(&mut out, cols)).unwrap();
+        assert_eq!(out, check::tile_owners(rows, cols, grid, block), "grid {grid:?}, block {block:?}");
+    }
+}
+
+#[test]
 fn xor_pairs_sort_and_butterflies_transform() {
     let n = 1024usize;
     let mut data = check::inputs_u32(n, 1 << 30);

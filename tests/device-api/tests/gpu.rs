@@ -345,6 +345,23 @@ fn per_warp_per_block_and_per_row_outputs() {
     }
 }
 
+/// The tile-ownership launches of the CPU test, on the GPU.
+#[test]
+fn tiles_give_each_element_to_one_thread() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let (rows, cols) = (check::TILE_ROWS, check::TILE_COLS);
+    for (grid, block) in check::TILE_LAUNCHES {
+        let mut out = s.alloc_zeros::<u32>(rows * cols).unwrap();
+        run!(g, kernels::launch_tile_owners(s, grid, block, Slice2d::new(&mut out, cols)));
+        assert_eq!(
+            s.clone_dtoh(&out).unwrap(),
+            check::tile_owners(rows, cols, grid, block),
+            "grid {grid:?}, block {block:?}"
+        );
+    }
+}
+
 /// The bitonic sort and the Walsh–Hadamard transform of the CPU test, on the GPU.
 #[test]
 fn xor_pairs_sort_and_butterflies_transform() {

@@ -12,25 +12,27 @@ pub fn run(b: &Bench) -> Res<Row> {
     let cfg = transpose::config(rows, cols);
     let (r32, c32) = (rows as u32, cols as u32);
     let din = s.clone_htod(&p.input)?;
-    let out = s.alloc_zeros::<f32>(n)?;
+    let mut out = s.alloc_zeros::<f32>(n)?;
     let (rows, cols) = (r32 as usize, c32 as usize);
     let oxide_ms = b.time(|| {
         Ok(transpose::kernels::launch_transpose_with(
             s,
             cfg,
             oxide_rt::Matrix::new(&din, rows, cols),
-            oxide_rt::Matrix::new(&out, cols, rows),
+            oxide_rt::Slice2d::new(&mut out, rows),
         )?)
     })?;
 
     let (_m, f) = b.twin("transpose", "transpose")?;
+    // The twin's blocks walk the input's tiles (x along its columns); oxide's walk the output's.
+    let twin_cfg = transpose::config(cols, rows);
     let mut tout = s.alloc_zeros::<f32>(n)?;
     let n64 = n as u64;
     let cuda_ms = b.time(|| {
         let mut l = s.launch_builder(&f);
         l.arg(&r32).arg(&c32).arg(&din).arg(&n64).arg(&mut tout).arg(&n64);
         // SAFETY: the twin's signature is (unsigned rows, unsigned cols, const float* in, u64 in_len, float* out, u64 out_len); both buffers hold rows * cols floats.
-        unsafe { l.launch(cfg_raw(cfg)) }?;
+        unsafe { l.launch(cfg_raw(twin_cfg)) }?;
         Ok(())
     })?;
 
