@@ -86,6 +86,11 @@ pub(crate) fn run(
         // (H200, frozen suite: CSR SpMV with `cols[j]`/`x[c]` 2.27 -> 1.23 of nvcc's time,
         // Mandelbrot 1.006 -> 0.821; no kernel slower by more than 0.01).
         format!("-Cllvm-args={RUNTIME_MULTI_EXIT}"),
+        // Let the MIR inliner take iterator adapters whole (`zip` over an array by value, `next`
+        // of `array::IntoIter`), so jump threading sees their `Option`s and the loops become
+        // counted: the frozen suite's box_blur_rgb keeps no local-memory array with these.
+        "-Zinline-mir-threshold=400".to_string(),
+        "-Zinline-mir-hint-threshold=800".to_string(),
     ];
     if opts.no_libdevice {
         rustflags.extend(["--cfg".to_string(), "oxide_no_libdevice".to_string()]);

@@ -9,7 +9,8 @@ pub const ROWS: usize = 8;
 
 /// `out (cols x rows) = transpose(input (rows x cols))`: `input` a row-major `Matrix`
 /// (`oxide_rt::Matrix::new(&buf, rows, cols)`), `out` a `DisjointTiles` of 64 x 64 tiles
-/// (`oxide_rt::Slice2d::new(&mut buf, rows)`: `out` has `rows` columns).
+/// (`oxide_rt::Slice2d::new(&mut buf, rows)`: `out` has `rows` columns). `DOWN = true`: block
+/// `(bx, by)` owns tile row `bx`, so consecutive blocks read `input` along its rows.
 ///
 /// A (64, 8) block (`block(..)`: the launchers refuse other shapes) owns one 64 x 64 tile of
 /// `out`; it reads the matching tile of `input` with coalesced row reads (8 rows per thread),
@@ -18,7 +19,7 @@ pub const ROWS: usize = 8;
 /// the column-wise reads of a warp hit 32 different banks. Edge tiles skip the elements outside
 /// the matrices (`get` and `get_mut` return `None` there).
 #[kernel(dims = 2, block(TILE as u32, ROWS as u32))]
-pub fn transpose(input: Matrix<f32>, mut out: DisjointTiles<f32, TILE, TILE>) {
+pub fn transpose(input: Matrix<f32>, mut out: DisjointTiles<f32, TILE, TILE, 1, true>) {
     let tile = shared_array!(f32, TILE, TILE + 1);
     let (tx, ty) = (thread::thread_idx().x as usize, thread::thread_idx().y as usize);
     // The block's tile of `out` at (row0, col0) is the transpose of `input`'s at (col0, row0).

@@ -49,9 +49,10 @@ pub fn reference(p: &Problem) -> Output {
     out
 }
 
-/// One (TILE, ROWS) = (64, 8) block per 64 x 64 tile of the output (`cols` rows, `rows` columns).
+/// One (TILE, ROWS) = (64, 8) block per 64 x 64 tile; block x walks the input's columns (the
+/// output's rows).
 pub fn config(rows: usize, cols: usize) -> LaunchConfig {
-    LaunchConfig::new((rows.div_ceil(TILE) as u32, cols.div_ceil(TILE) as u32, 1), (TILE as u32, ROWS as u32, 1))
+    LaunchConfig::new((cols.div_ceil(TILE) as u32, rows.div_ceil(TILE) as u32, 1), (TILE as u32, ROWS as u32, 1))
 }
 
 fn dims(p: &Problem) -> Result<(u32, u32), oxide_rt::Error> {

@@ -408,8 +408,13 @@ impl<'r, T> Iterator for RowIterMut<'r, T> {
 /// `(c / G) % BX == tx`, and every element at such a row and column. Its `(i, j)`-th element
 /// is tile row `((i / G) * BY + ty) * G + i % G`, column `((j / G) * BX + tx) * G + j % G`.
 ///
+/// With `DOWN = true` the block at `(bx, by)` owns the tile at row `bx * TH`, column `by * TW`
+/// instead: the blocks the GPU starts one after another (consecutive `bx`) walk down the rows.
+/// A transpose wants that, so that consecutive blocks read its *input* along rows (H200, 16384²
+/// f32: 0.58 ms against 0.69 ms with `DOWN = false`; BENCHMARKS.md).
+///
 /// The CUDA tiles it replaces: a transpose writing `out[(y0 + ty + k * 8) * n + x0 + tx]` from
-/// a 32 x 8 block is `DisjointTiles<T, 32, 32>` with `get_mut(k, 0)`; a GEMM thread holding an
+/// a 32 x 8 block is `DisjointTiles<T, 32, 32, 1, true>` with `get_mut(k, 0)`; a GEMM thread holding an
 /// 8 x 8 register tile as two 4 x 4 quadrants 64 rows and 64 columns apart (stores of 4
 /// consecutive floats) is `DisjointTiles<T, 128, 128, 4>` on a 16 x 16 block with
 /// `get_mut(i, j)` for `i, j < 8`.
@@ -419,7 +424,7 @@ impl<'r, T> Iterator for RowIterMut<'r, T> {
 /// wraps past column `cols`); inside a tile the owner of `(r, c)` is a function of `(r, c)`, so
 /// distinct threads own disjoint elements; and a launch with more than one block or thread
 /// along z owns nothing.
-pub struct DisjointTiles<'a, T, const TH: usize, const TW: usize, const G: usize = 1> {
+pub struct DisjointTiles<'a, T, const TH: usize, const TW: usize, const G: usize = 1, const DOWN: bool = false> {
     ptr: NonNull<T>,
     len: usize,
     /// At most `u32::MAX` (the launchers refuse more).
@@ -427,7 +432,7 @@ pub struct DisjointTiles<'a, T, const TH: usize, const TW: usize, const G: usize
     _borrow: PhantomData<&'a mut [T]>,
 }
 
-impl<'a, T, const TH: usize, const TW: usize, const G: usize> DisjointTiles<'a, T, TH, TW, G> {
+impl<'a, T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> DisjointTiles<'a, T, TH, TW, G, DOWN> {
     /// Tile sizes up to 2^16 keep every tile coordinate far below `usize::MAX`, so only the final
     /// `row * cols + col` needs an overflow check.
     const SHAPE_OK: () = assert!(
@@ -447,12 +452,14 @@ impl<'a, T, const TH: usize, const TW: usize, const G: usize> DisjointTiles<'a, 
         self.len.checked_div(self.cols()).unwrap_or(0)
     }
 
-    /// Row and column of this block's tile's top-left element (`by * TH`, `bx * TW`).
+    /// Row and column of this block's tile's top-left element (`by * TH`, `bx * TW`; with
+    /// `DOWN`, `bx * TH`, `by * TW`).
     #[inline(always)]
     pub fn origin(&self) -> (usize, usize) {
         let () = Self::SHAPE_OK;
         let b = super::thread::block_idx();
-        (b.y as usize * TH, b.x as usize * TW)
+        let (along_rows, along_cols) = if DOWN { (b.x, b.y) } else { (b.y, b.x) };
+        (along_rows as usize * TH, along_cols as usize * TW)
     }
 
     /// Matrix row and column of this thread's `(i, j)`-th element, or `None` when it has none:
@@ -598,8 +605,8 @@ pub trait OutputSlice {
 
 /// What the output types share: construction from the launch's pointer and length, `len`.
 macro_rules! output_type {
-    ($name:ident $(, const $n:ident)* $(; $($field:ident = $shape:literal),*)?) => {
-        impl<T $(, const $n: usize)*> $name<'_, T $(, $n)*> {
+    ($name:ident $(, const $n:ident: $nt:ty)* $(; $($field:ident = $shape:literal),*)?) => {
+        impl<T $(, const $n: $nt)*> $name<'_, T $(, $n)*> {
             /// Elements in the whole buffer.
             #[inline(always)]
             pub fn len(&self) -> usize {
@@ -612,7 +619,7 @@ macro_rules! output_type {
             }
         }
 
-        impl<T $(, const $n: usize)*> OutputSlice for $name<'_, T $(, $n)*> {
+        impl<T $(, const $n: $nt)*> OutputSlice for $name<'_, T $(, $n)*> {
             type Elem = T;
             #[inline(always)]
             unsafe fn from_raw(ptr: *mut T, len: usize, _shape: [usize; 2]) -> Self {
@@ -625,13 +632,13 @@ macro_rules! output_type {
     };
 }
 output_type!(DisjointSlice);
-output_type!(DisjointChunks, const N);
-output_type!(DisjointStrided, const N);
+output_type!(DisjointChunks, const N: usize);
+output_type!(DisjointStrided, const N: usize);
 output_type!(DisjointSlice2d; cols = 0);
 output_type!(DisjointPerWarp);
 output_type!(DisjointPerBlock);
 output_type!(DisjointRows; cols = 0);
-output_type!(DisjointTiles, const TH, const TW, const G; cols = 0);
+output_type!(DisjointTiles, const TH: usize, const TW: usize, const G: usize, const DOWN: bool; cols = 0);
 output_type!(DisjointXorPairs; distance = 0);
 output_type!(DisjointButterflies; half = 0);
 output_type!(DisjointSlice3d; cols = 0, rows = 1);

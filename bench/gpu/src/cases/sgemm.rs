@@ -31,6 +31,8 @@ pub fn run(b: &Bench) -> Res<Row> {
     let oxide_ms = b.time(|| launch_oxide(&mut dc))?;
 
     let (_m, f) = b.twin("sgemm", "sgemm")?;
+    // The twin indexes its 256 threads by `threadIdx.x` alone.
+    let twin_cfg = oxide_rt::LaunchConfig::new(cfg.grid, 256u32);
     let (alen, blen, clen) = (p.a.len() as u64, p.b.len() as u64, p.c.len() as u64);
     let launch_twin = |c: &mut cudarc::driver::CudaSlice<f32>| -> Res<()> {
         let mut l = s.launch_builder(&f);
@@ -46,7 +48,7 @@ pub fn run(b: &Bench) -> Res<Row> {
             .arg(c)
             .arg(&clen);
         // SAFETY: the twin's signature is (unsigned m, n, k, float alpha, const float* a, u64, const float* b, u64, float beta, float* c, u64) and a, b, c hold m*k, k*n, m*n floats.
-        unsafe { l.launch(cfg_raw(cfg)) }?;
+        unsafe { l.launch(cfg_raw(twin_cfg)) }?;
         Ok(())
     };
     let mut tc = s.clone_htod(&p.c)?;

@@ -24,15 +24,13 @@ pub fn run(b: &Bench) -> Res<Row> {
     })?;
 
     let (_m, f) = b.twin("transpose", "transpose")?;
-    // The twin's blocks walk the input's tiles (x along its columns); oxide's walk the output's.
-    let twin_cfg = transpose::config(cols, rows);
     let mut tout = s.alloc_zeros::<f32>(n)?;
     let n64 = n as u64;
     let cuda_ms = b.time(|| {
         let mut l = s.launch_builder(&f);
         l.arg(&r32).arg(&c32).arg(&din).arg(&n64).arg(&mut tout).arg(&n64);
         // SAFETY: the twin's signature is (unsigned rows, unsigned cols, const float* in, u64 in_len, float* out, u64 out_len); both buffers hold rows * cols floats.
-        unsafe { l.launch(cfg_raw(twin_cfg)) }?;
+        unsafe { l.launch(cfg_raw(cfg)) }?;
         Ok(())
     })?;
 
