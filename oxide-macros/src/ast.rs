@@ -85,6 +85,9 @@ pub enum OutShape {
     D3,
     /// `DisjointXorPairs<T>`, `DisjointButterflies<T>`: the host passes `Pairs::new(buf, d)`.
     Pairs,
+    /// `DisjointAppend<T>`: the host passes `Append::new(buf, count)`; the device gets the
+    /// counter's address as the first shape word.
+    Append,
 }
 
 /// A concrete kernel to emit: the kernel itself, or one instantiation of a generic kernel.
@@ -236,6 +239,7 @@ pub fn classify(ty: &Type) -> ArgKind {
                 "DisjointSlice2d" | "DisjointRows" | "DisjointTiles" => Some(OutShape::D2),
                 "DisjointSlice3d" => Some(OutShape::D3),
                 "DisjointXorPairs" | "DisjointButterflies" => Some(OutShape::Pairs),
+                "DisjointAppend" => Some(OutShape::Append),
                 "DisjointSlice" | "DisjointChunks" | "DisjointStrided" | "DisjointPerWarp" | "DisjointPerBlock" => {
                     Some(OutShape::Flat)
                 }

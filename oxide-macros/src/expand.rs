@@ -111,7 +111,7 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 };
                 let ty = &a.ty;
                 let out = quote!(<#ty as ::oxide_rt::__private::OutputSlice>);
-                // SAFETY: the launcher passed an exclusive borrow of `len` elements and a shape that is a kernel argument (the same in every thread, checked to fit u32); each thread writes only its own elements.
+                // SAFETY: the launcher passed an exclusive borrow of `len` elements and a shape that is a kernel argument (the same in every thread: sizes checked to fit u32, or `DisjointAppend`'s counter); each thread writes only its own elements.
                 call.push(quote! { unsafe { #out::from_raw(#ptr, #len, #shape) } });
             }
         }
@@ -276,6 +276,26 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                         cpu_prep.push(quote! { let #shape_ident: [usize; 2] = [0, 0]; });
                         quote!(#id)
                     }
+                    OutShape::Append => {
+                        let count = format_ident!("__oxide_{}_count", id);
+                        let count_guard = format_ident!("__oxide_{}_count_guard", id);
+                        gpu_params.push(quote! { #id: ::oxide_rt::Append<'_, impl #p::DeviceOutput<#elem>, impl #p::DeviceOutput<u64>> });
+                        cpu_params.push(quote! { #id: ::oxide_rt::Append<'_, [#elem], [u64]> });
+                        gpu_prep.push(quote! {
+                            let mut #id = #id;
+                            let (#id, #count) = #id.split();
+                            let (#count, __oxide_count_len, #count_guard) = #p::output_arg::<u64>(#export, #arg_name, #count, __oxide_stream)?;
+                            #p::check_counter(#export, #arg_name, __oxide_count_len)?;
+                            let #shape_ident: [usize; 2] = [#count as usize, 0];
+                        });
+                        cpu_prep.push(quote! {
+                            let mut #id = #id;
+                            let (#id, #count) = #id.split();
+                            #p::check_counter(#export, #arg_name, #count.len())?;
+                            let #shape_ident: [usize; 2] = [#count.as_mut_ptr() as usize, 0];
+                        });
+                        quote!(#id)
+                    }
                     OutShape::D2 | OutShape::D3 | OutShape::Pairs => {
                         let host = match shape {
                             OutShape::D2 => quote!(::oxide_rt::Slice2d),
@@ -297,6 +317,11 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 gpu_prep.push(quote! {
                     let (#ptr, #len, #guard) = #p::output_arg::<#elem>(#export, #arg_name, #gpu_buf, __oxide_stream)?;
                 });
+                // A row-major output also gets its whole rows, `len / cols`, worked out here once
+                // instead of in every thread.
+                let rows =
+                    (*shape == OutShape::D2).then(|| quote! { let #shape_ident = #p::with_rows(#shape_ident, #len); });
+                gpu_prep.extend(rows.clone());
                 gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#ptr); #p::PushKernelArg::arg(&mut __oxide_args, &#len); });
                 if *shape != OutShape::Flat {
                     // The shape words follow the pointer and length, as in `device_entry`.
@@ -309,6 +334,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                     let #len: usize = #id.len();
                     let #ptr = #p::SendPtr(#id.as_mut_ptr());
                 });
+                cpu_prep.extend(rows);
                 let ty = &a.ty;
                 // SAFETY: `ptr`/`len` come from an exclusive borrow held for the launch and the shape from the host-built argument (the same for every thread); each thread writes only its own elements.
                 cpu_call.push(quote! { unsafe { <#ty as #p::OutputSlice>::from_raw(#ptr.get(), #len, #shape_ident) } });

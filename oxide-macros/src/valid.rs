@@ -79,8 +79,15 @@ pub fn check(k: &Kernel<'_>) -> Result<(), Error> {
     }
 
     if let Some(b) = &k.block {
-        if k.launch_bounds.is_some() {
-            err(b.span.into(), "`block(..)` fixes the threads per block, so `launch_bounds` has nothing left to bound; hint: remove `launch_bounds(..)`".into());
+        // Beside `block(..)`, `launch_bounds` only adds its minimum of resident blocks (the
+        // register budget); a maximum below the block's threads would refuse every launch.
+        if let (Some(lb), [Some(x), Some(y), Some(z)]) = (&k.launch_bounds, b.literals) {
+            if u64::from(lb.max_threads) < x * y * z {
+                err(b.span.into(), format!(
+                    "`block(..)` has {} threads, more than `launch_bounds({}, ..)` allows, so every launch would be refused; hint: with `block(..)`, write `launch_bounds({}, min_blocks)` only to ask for `min_blocks` resident blocks",
+                    x * y * z, lb.max_threads, x * y * z
+                ));
+            }
         }
         for (axis, i) in [("y", 1), ("z", 2)] {
             if usize::from(k.dims) <= i && b.literals[i].is_some_and(|v| v != 1) {
@@ -210,7 +217,7 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
         (ArgKind::Invalid, Type::Reference(r)) if r.mutability.is_some() => err(at(&ty), format!(
             "`{shown}` would be shared mutably by every GPU thread (aliasing); hint: take an output type that says which thread owns which element: \
              `DisjointSlice<T>` (one element per thread), `DisjointSlice2d<T>` / `DisjointSlice3d<T>` (row-major by the thread's (x, y[, z]), width from the host), \
-             `DisjointChunks<T, N>` / `DisjointStrided<T, N>` (N elements per thread), `DisjointRows<T>` (a row per block), `DisjointTiles<T, TH, TW>` (a tile per block), \
+             `DisjointChunks<T, N>` / `DisjointStrided<T, N>` (N elements per thread), `DisjointRows<T>` (a row per block), `DisjointTiles<T, TH, TW>` (a tile per block), `DisjointAppend<T>` (claimed by `push`: compaction), \
              `DisjointPerWarp<T>` / `DisjointPerBlock<T>` (one element per warp / block), `DisjointXorPairs<T>` / `DisjointButterflies<T>` (sorting-network and FFT pairs), \
              or atomics for outputs many threads update (`&[AtomicU32]`, `Matrix<AtomicF32>`); README \"Writing outputs\" shows each"
         )),

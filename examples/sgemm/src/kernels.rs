@@ -36,10 +36,12 @@ pub struct F4(pub [f32; 4]);
 /// checks bounds. C is a `DisjointTiles<f32, 128, 128, 4>`: the block owns its tile, and the
 /// thread exactly its accumulators' elements (rows and columns dealt out in groups of 4), which
 /// it reads (`beta`) and writes in place. The host passes `Slice2d::new(&mut c, n)`.
-/// `launch_bounds(256, 2)`: at most 128 registers per thread, so two blocks share an SM.
+/// `block(16, 16)`: the launchers refuse other shapes, so the tile arithmetic of `c` folds to
+/// constants; `launch_bounds(256, 2)`: at most 128 registers per thread, so two blocks share an
+/// SM.
 // BLAS argument list; index loops over the register tile read clearer than iterator chains.
 #[allow(clippy::needless_range_loop)]
-#[kernel(launch_bounds(256, 2), dims = 2)]
+#[kernel(block(THREADS_X, THREADS_Y), launch_bounds(256, 2), dims = 2)]
 pub fn sgemm(alpha: f32, a: Matrix<f32>, b: Matrix<f32>, beta: f32, mut c: DisjointTiles<f32, BM, BN, 4>) {
     let (m, n, k) = (a.rows(), b.cols(), a.cols());
     if m == 0 || n == 0 || b.rows() != k || c.rows() != m || c.cols() != n {

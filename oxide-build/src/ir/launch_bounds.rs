@@ -14,6 +14,9 @@ pub(super) fn launch_bounds(
     kernels: &[String],
 ) -> Result<Vec<(String, Vec<String>)>, IrError> {
     let mut out = Vec::new();
+    // PTX allows no `.maxntid` beside `.reqntid`: a kernel with a required block keeps only the
+    // launch bounds' minimum of resident blocks.
+    let required: Vec<&str> = meta.iter().filter_map(|(r, _)| r.name.strip_prefix(BLOCK_PREFIX)).collect();
     for (record, line) in meta {
         if let Some(kernel) = record.name.strip_prefix(BLOCK_PREFIX) {
             out.push(required_block(record, *line, kernel, kernels)?);
@@ -38,6 +41,9 @@ pub(super) fn launch_bounds(
             return Err(err(*line, &record.name, format!("max threads per block {maxntid} is outside 1..=1024")));
         }
         let mut attrs = vec![format!("\"nvvm.maxntid\"=\"{maxntid},1,1\"")];
+        if required.contains(&kernel) {
+            attrs.clear();
+        }
         if minctasm != 0 {
             attrs.push(format!("\"nvvm.minctasm\"=\"{minctasm}\""));
         }
@@ -93,6 +99,17 @@ mod tests {
             line_of(&out, "define ptx_kernel void @j"),
             "define ptx_kernel void @j(ptr %p) local_unnamed_addr \"nvvm.maxntid\"=\"64,1,1\" \"nvvm.minctasm\"=\"3\" convergent {"
         );
+    }
+
+    #[test]
+    fn a_required_block_keeps_only_the_minimum_of_the_launch_bounds() {
+        let ir = "@__oxide_block_k = constant [3 x i32] [i32 16, i32 16, i32 1], section \"oxide.meta\", align 4\n\
+                  @__oxide_launch_bounds_k = constant [2 x i32] [i32 256, i32 2], section \"oxide.meta\", align 4\n\
+                  define ptx_kernel void @k(ptr %p) unnamed_addr #0 {\n  ret void\n}\n";
+        let out = run(ir).ir;
+        let line = line_of(&out, "define ptx_kernel void @k");
+        assert!(line.contains("\"nvvm.reqntid\"=\"16,16,1\"") && line.contains("\"nvvm.minctasm\"=\"2\""), "{line}");
+        assert!(!line.contains("maxntid"), "{line}");
     }
 
     #[test]

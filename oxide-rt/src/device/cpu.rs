@@ -495,3 +495,9 @@ pub fn fence_device() {
 pub fn fence_system() {
     fence(Ordering::SeqCst);
 }
+
+/// One claim on `counter` for `DisjointAppend::push` (the GPU aggregates a warp's claims; one
+/// simulated thread at a time needs no aggregation).
+pub fn append_claim(counter: &std::sync::atomic::AtomicU64) -> u64 {
+    counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}

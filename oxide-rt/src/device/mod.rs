@@ -49,8 +49,8 @@ pub use matrix::Matrix;
 pub use oxide_macros::kernel;
 pub use shared::{dynamic_shared, Shared2d, SharedAtomic, SharedElem, SharedSlice};
 pub use slice::{
-    DisjointButterflies, DisjointChunks, DisjointPerBlock, DisjointPerWarp, DisjointRows, DisjointSlice,
-    DisjointSlice2d, DisjointSlice3d, DisjointStrided, DisjointTiles, DisjointXorPairs,
+    DisjointAppend, DisjointButterflies, DisjointChunks, DisjointPerBlock, DisjointPerWarp, DisjointRows,
+    DisjointSlice, DisjointSlice2d, DisjointSlice3d, DisjointStrided, DisjointTiles, DisjointXorPairs,
 };
 pub use sync::{sync_threads, sync_threads_and, sync_threads_count, sync_threads_or, sync_warp};
 pub use thread::{ThreadIndex, WARP_SIZE};

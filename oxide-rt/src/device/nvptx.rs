@@ -313,3 +313,25 @@ pub fn handle_panic<const MESSAGE: bool>(info: &core::panic::PanicInfo<'_>) -> !
     // SAFETY: `trap` aborts the kernel; the host sees a launch failure.
     unsafe { nvptx::trap() }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Claims
+
+/// One claim on `counter` for [`DisjointAppend::push`](super::DisjointAppend::push): the lanes
+/// pushing together make one atomic add of their number, and each takes its rank among them.
+#[inline(always)]
+pub fn append_claim(counter: &core::sync::atomic::AtomicU64) -> u64 {
+    use super::atomic::{AtomicInt, Scope};
+    let mask = active_mask();
+    let lane = lane_id();
+    let leader = mask.trailing_zeros();
+    let mut base = 0u64;
+    if lane == leader {
+        base = counter.atomic_add(u64::from(mask.count_ones()), Scope::Device);
+    }
+    // Every lane of `mask` runs this code, so each reaches the shuffles.
+    let lo = shfl_u32(ShflMode::Idx, mask, base as u32, leader, 32);
+    let hi = shfl_u32(ShflMode::Idx, mask, (base >> 32) as u32, leader, 32);
+    let below = mask & ((1u32 << lane) - 1);
+    (u64::from(lo) | u64::from(hi) << 32).wrapping_add(u64::from(below.count_ones()))
+}

@@ -1,5 +1,6 @@
 //! Output slices written by many threads at once.
 
+use super::atomic::AtomicU64;
 use super::thread::ThreadIndex;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -429,6 +430,9 @@ pub struct DisjointTiles<'a, T, const TH: usize, const TW: usize, const G: usize
     len: usize,
     /// At most `u32::MAX` (the launchers refuse more).
     cols: u32,
+    /// `len / cols`, from the launcher: `row < rows && col < cols` puts `row * cols + col` below
+    /// `len` without a multiplication overflow check.
+    rows: usize,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
@@ -449,7 +453,18 @@ impl<'a, T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> 
     /// Whole rows in the buffer (`len / cols`; 0 when `cols` is 0).
     #[inline(always)]
     pub fn rows(&self) -> usize {
-        self.len.checked_div(self.cols()).unwrap_or(0)
+        self.rows
+    }
+
+    /// Elements in the whole buffer.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// Row and column of this block's tile's top-left element (`by * TH`, `bx * TW`; with
@@ -475,11 +490,7 @@ impl<'a, T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> 
         let (tr, tc) = (Self::deal(i, t.y, bd.y, TH)?, Self::deal(j, t.x, bd.x, TW)?);
         let (row0, col0) = self.origin();
         let (row, col) = (row0 + tr, col0 + tc);
-        if col >= self.cols() {
-            return None;
-        }
-        row.checked_mul(self.cols())?.checked_add(col).filter(|&k| k < self.len)?;
-        Some((row, col))
+        (row < self.rows && col < self.cols()).then_some((row, col))
     }
 
     /// The `k`-th tile row (or column) of the thread at `p` of `n` along that axis, if below `size`.
@@ -498,7 +509,7 @@ impl<'a, T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> 
     #[inline(always)]
     pub fn get_mut(&mut self, i: usize, j: usize) -> Option<&mut T> {
         let (row, col) = self.position(i, j)?;
-        // SAFETY: `row * cols + col < len` (checked by `position`) and owned by this thread only (see the type's docs); `&mut self` stops this thread from taking it twice.
+        // SAFETY: `row < rows = len / cols` and `col < cols` (checked by `position`), so `row * cols + col < len`; owned by this thread only (see the type's docs); `&mut self` stops this thread from taking it twice.
         Some(unsafe { &mut *self.ptr.as_ptr().add(row * self.cols() + col) })
     }
 }
@@ -584,6 +595,60 @@ impl<'a, T> DisjointButterflies<'a, T> {
     }
 }
 
+/// An output filled by claims, for compaction, work lists and outputs whose size is known only
+/// when the kernel runs: each [`push`](Self::push) takes the next free element. The host passes
+/// the buffer with a `u64` counter, `oxide_rt::Append::new(&mut buf, &mut count)`; every push
+/// adds one to `count[0]`, and a push whose claim is at or past the end of the buffer is dropped
+/// (`None`), so afterwards `min(count[0], len)` elements are written. On the GPU the claims of
+/// the lanes of a warp that push together are one atomic add (CUDA's compiler does the same for
+/// `atomicAdd(&count, 1)`). Their order is the order the claims happened in, which varies from
+/// run to run.
+///
+/// Why no two threads meet: every claim is an atomic add on the launch's one counter, so no two
+/// claims return the same value (fewer than 2^64 claims per launch cannot wrap it), and an element
+/// is written only by the push whose claim named it.
+pub struct DisjointAppend<'a, T> {
+    ptr: NonNull<T>,
+    len: usize,
+    count: NonNull<AtomicU64>,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> DisjointAppend<'a, T> {
+    /// Elements in the whole buffer.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Writes `value` to the next free element and returns its index, or `None` when the claim
+    /// falls past the end of the buffer (the value is dropped; the counter still counts it).
+    #[inline(always)]
+    pub fn push(&mut self, value: T) -> Option<usize> {
+        // SAFETY: `count` is the launch's counter (from_raw's contract 5), live for the launch and only ever accessed atomically.
+        let claim = super::backend::append_claim(unsafe { self.count.as_ref() });
+        let i = usize::try_from(claim).ok().filter(|&i| i < self.len)?;
+        // SAFETY: `i < len`, and no other push of this launch claimed `i` (see the type's docs), so this is the only write to it.
+        unsafe { self.ptr.as_ptr().add(i).write(value) };
+        Some(i)
+    }
+}
+
+impl<T> OutputSlice for DisjointAppend<'_, T> {
+    type Elem = T;
+    #[inline(always)]
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+        // SAFETY: non-null by contract 3; the counter's address is non-null and 8-aligned by contract 5.
+        let (ptr, count) = unsafe { (NonNull::new_unchecked(ptr), NonNull::new_unchecked(shape[0] as *mut AtomicU64)) };
+        DisjointAppend { ptr, len, count, _borrow: PhantomData }
+    }
+}
+
 /// How generated code turns a kernel's output pointer and length back into its output type.
 #[doc(hidden)]
 pub trait OutputSlice {
@@ -597,9 +662,12 @@ pub trait OutputSlice {
     /// 3. `ptr` is non-null and aligned, also when `len == 0` (the launchers substitute an
     ///    aligned dangling address for empty slices).
     /// 4. `shape` is the same in every thread of the launch (a kernel argument the host built:
-    ///    `[cols, 0]` for [`DisjointSlice2d`], [`DisjointRows`] and [`DisjointTiles`], `[cols, rows]` for
+    ///    `[cols, len / cols]` for [`DisjointSlice2d`], [`DisjointRows`] and [`DisjointTiles`] (the
+    ///    rows may exceed `u32::MAX`), `[cols, rows]` for
     ///    [`DisjointSlice3d`], `[distance, 0]` for [`DisjointXorPairs`] and
-    ///    [`DisjointButterflies`], ignored by the others), each word at most `u32::MAX`.
+    ///    [`DisjointButterflies`], ignored by the others), each word at most `u32::MAX`, except:
+    /// 5. for [`DisjointAppend`], `shape[0]` is the address of the launch's claim counter, a `u64`
+    ///    that is live for the launch and only accessed atomically (by the launch's pushes).
     unsafe fn from_raw(ptr: *mut Self::Elem, len: usize, shape: [usize; 2]) -> Self;
 }
 
@@ -638,7 +706,18 @@ output_type!(DisjointSlice2d; cols = 0);
 output_type!(DisjointPerWarp);
 output_type!(DisjointPerBlock);
 output_type!(DisjointRows; cols = 0);
-output_type!(DisjointTiles, const TH: usize, const TW: usize, const G: usize, const DOWN: bool; cols = 0);
+impl<T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> OutputSlice
+    for DisjointTiles<'_, T, TH, TW, G, DOWN>
+{
+    type Elem = T;
+    #[inline(always)]
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+        // SAFETY: non-null by contract 3.
+        let ptr = unsafe { NonNull::new_unchecked(ptr) };
+        // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (`with_rows`).
+        DisjointTiles { ptr, len, cols: shape[0] as u32, rows: shape[1], _borrow: PhantomData }
+    }
+}
 output_type!(DisjointXorPairs; distance = 0);
 output_type!(DisjointButterflies; half = 0);
 output_type!(DisjointSlice3d; cols = 0, rows = 1);

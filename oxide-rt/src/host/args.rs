@@ -86,6 +86,43 @@ impl<'a, S: ?Sized> Slice2d<'a, S> {
     }
 }
 
+/// A buffer and its claim counter for a kernel's `DisjointAppend<T>` output:
+/// `Append::new(&mut buf, &mut count)`, with a `CudaSlice<T>` and a `CudaSlice<u64>` for
+/// `launch_*`, a `[T]` and a `[u64]` for `cpu_*`. `count` needs one element; each push of the
+/// launch adds one to `count[0]` and writes `buf[old count]` when that is below the buffer's
+/// length, so set `count[0]` to 0 (or to where appending should start) before the launch, and
+/// afterwards `min(count[0], buf.len())` elements are written (a larger count means the buffer
+/// was too small and that many pushes were dropped).
+pub struct Append<'a, S: ?Sized, C: ?Sized> {
+    data: &'a mut S,
+    count: &'a mut C,
+}
+
+impl<'a, S: ?Sized, C: ?Sized> Append<'a, S, C> {
+    pub fn new(data: &'a mut S, count: &'a mut C) -> Self {
+        Append { data, count }
+    }
+
+    /// The buffer and the counter, for the generated launchers.
+    #[doc(hidden)]
+    pub fn split(&mut self) -> (&mut S, &mut C) {
+        (self.data, self.count)
+    }
+}
+
+/// Refuses a `DisjointAppend` counter without an element.
+pub fn check_counter(kernel: &'static str, arg: &'static str, len: usize) -> Result<(), Error> {
+    if len == 0 {
+        return Err(Error::InvalidLaunch {
+            kernel,
+            reason: format!(
+                "argument `{arg}`: the claim counter is empty; pass `Append::new(&mut buf, &mut count)` with a `count` of one u64 (zero before the first launch)"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// A row-major `rows x cols` matrix for a kernel's `Matrix<T>` input:
 /// `Matrix::new(&buf, rows, cols)` with a `CudaSlice<T>` (or view) for `launch_*`, a `[T]` for
 /// `cpu_*`. The launchers check that the buffer holds `rows * cols` elements, which is what lets
@@ -175,6 +212,11 @@ pub fn check_shape(kernel: &'static str, arg: &'static str, shape: [usize; 2]) -
         }),
         None => Ok(()),
     }
+}
+
+/// The shape words of a row-major output: its columns and its whole rows (`len / cols`).
+pub fn with_rows(shape: [usize; 2], len: usize) -> [usize; 2] {
+    [shape[0], len.checked_div(shape[0]).unwrap_or(0)]
 }
 
 /// Refuses a `Matrix` input whose shape does not fit its buffer (`rows * cols > len`) or `u32`.

@@ -7,7 +7,7 @@ mod gpu;
 mod image;
 mod panic;
 
-pub use args::{DeviceInput, DeviceOutput, Matrix, Pairs, Slice2d, Slice3d};
+pub use args::{Append, DeviceInput, DeviceOutput, Matrix, Pairs, Slice2d, Slice3d};
 pub use error::Error;
 pub use gpu::{gpu_available, Gpu, MAX_LOCAL_PER_THREAD};
 pub use image::{loaded_image, loaded_images, ImageKind};
@@ -40,7 +40,8 @@ impl Backend {
 #[doc(hidden)]
 pub mod __private {
     pub use super::args::{
-        check_inputs_apart, check_matrix, check_shape, input_arg, output_arg, DeviceInput, DeviceOutput, Shaped,
+        check_counter, check_inputs_apart, check_matrix, check_shape, input_arg, output_arg, with_rows, DeviceInput,
+        DeviceOutput, Shaped,
     };
     pub use super::cpu::{cpu_launch, CpuKernel, SendPtr};
     pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD};

@@ -412,3 +412,36 @@ pub const TILE_LAUNCHES: [((u32, u32, u32), (u32, u32, u32)); 6] = [
 ];
 pub const TILE_ROWS: usize = 37;
 pub const TILE_COLS: usize = 29;
+
+/// `keep_multiples`' input: 5000 distinct values (multiplication by an odd constant is a
+/// bijection of u32).
+pub fn append_input() -> Vec<u32> {
+    (0..5000u32).map(|i| i.wrapping_mul(2_654_435_761)).collect()
+}
+
+/// Checks a `keep_multiples` result: `count` is the number of multiples of `d` in `x`; the
+/// written part of `out` (from `start`, at most to its end) holds distinct multiples of `d`
+/// from `x` (all of them when there was room), and everything else is untouched (`u32::MAX`).
+pub fn check_append(x: &[u32], d: u32, out: &[u32], count: u64, start: usize) -> Result<(), String> {
+    let mut want: Vec<u32> = x.iter().copied().filter(|v| v % d == 0).collect();
+    want.sort_unstable();
+    if count != (start + want.len()) as u64 {
+        return Err(format!("count {count}, want {}", start + want.len()));
+    }
+    let end = (start + want.len()).min(out.len());
+    if let Some(i) = (0..out.len()).find(|&i| (i < start || i >= end) && out[i] != u32::MAX) {
+        return Err(format!("element {i} outside the claimed range was written: {}", out[i]));
+    }
+    let mut got = out[start.min(end)..end].to_vec();
+    got.sort_unstable();
+    if got.windows(2).any(|w| w[0] == w[1]) {
+        return Err("a value was written twice".into());
+    }
+    if let Some(v) = got.iter().find(|v| want.binary_search(v).is_err()) {
+        return Err(format!("{v} is not a multiple of {d} from the input"));
+    }
+    if end - start == want.len() && got != want {
+        return Err("with room for every push, not every multiple arrived".into());
+    }
+    Ok(())
+}

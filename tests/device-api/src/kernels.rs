@@ -103,6 +103,16 @@ pub fn tile_owners(mut out: DisjointTiles<u32, TILE_H, TILE_W, TILE_G>) {
     }
 }
 
+/// Compaction: every `x[i]` divisible by `d` is pushed to `out` (in claim order).
+#[kernel]
+pub fn keep_multiples(x: &[u32], d: u32, mut out: DisjointAppend<u32>) {
+    if let Some(&v) = x.get(thread::index().get()) {
+        if d != 0 && v % d == 0 {
+            out.push(v);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Indices
 

@@ -2,7 +2,7 @@
 
 use device_api::{check, kernels};
 use oxide_rt::device::atomic::{AtomicF32, AtomicF64, AtomicU32, Ordering};
-use oxide_rt::{Error, LaunchConfig, Matrix, Pairs, Slice2d, Slice3d};
+use oxide_rt::{Append, Error, LaunchConfig, Matrix, Pairs, Slice2d, Slice3d};
 
 #[test]
 fn indices_2d() {
@@ -327,6 +327,25 @@ fn tiles_give_each_element_to_one_thread() {
         kernels::cpu_tile_owners(grid, block, Slice2d::new(&mut out, cols)).unwrap();
         assert_eq!(out, check::tile_owners(rows, cols, grid, block), "grid {grid:?}, block {block:?}");
     }
+}
+
+#[test]
+fn append_gives_each_claim_its_own_element() {
+    let x = check::append_input();
+    let kept = x.iter().filter(|v| *v % 3 == 0).count();
+    // Room for every push; too little room; appending after 7 elements already there.
+    for (room, start) in [(kept + 10, 0), (100, 0), (kept + 7, 7)] {
+        let mut out = vec![u32::MAX; room];
+        let mut count = [start as u64];
+        kernels::cpu_keep_multiples(40u32, 128u32, &x, 3u32, Append::new(&mut out, &mut count)).unwrap();
+        if let Err(e) = check::check_append(&x, 3, &out, count[0], start) {
+            panic!("room {room}, start {start}: {e}");
+        }
+    }
+    let (mut out, mut count) = (vec![0u32; 8], Vec::<u64>::new());
+    let err = kernels::cpu_keep_multiples(1u32, 32u32, &x, 3u32, Append::new(&mut out, &mut count)).unwrap_err();
+    assert!(matches!(&err, Error::InvalidLaunch { kernel: "keep_multiples", .. }), "{err}");
+    assert!(err.to_string().contains("argument `out`: the claim counter is empty"), "{err}");
 }
 
 #[test]

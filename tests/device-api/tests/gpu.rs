@@ -3,7 +3,7 @@
 
 use device_api::{check, kernels};
 use oxide_rt::host::Gpu;
-use oxide_rt::{LaunchConfig, Matrix, Pairs, Slice2d, Slice3d};
+use oxide_rt::{Append, LaunchConfig, Matrix, Pairs, Slice2d, Slice3d};
 use std::sync::OnceLock;
 
 fn gpu() -> Option<&'static Gpu> {
@@ -359,6 +359,25 @@ fn tiles_give_each_element_to_one_thread() {
             check::tile_owners(rows, cols, grid, block),
             "grid {grid:?}, block {block:?}"
         );
+    }
+}
+
+/// The claims of the CPU test, on the GPU (warp-aggregated there).
+#[test]
+fn append_gives_each_claim_its_own_element() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let x = check::append_input();
+    let dx = s.clone_htod(&x).unwrap();
+    let kept = x.iter().filter(|v| *v % 3 == 0).count();
+    for (room, start) in [(kept + 10, 0), (100, 0), (kept + 7, 7)] {
+        let mut out = s.clone_htod(&vec![u32::MAX; room]).unwrap();
+        let mut count = s.clone_htod(&[start as u64]).unwrap();
+        run!(g, kernels::launch_keep_multiples(s, 40u32, 128u32, &dx, 3u32, Append::new(&mut out, &mut count)));
+        let (out, count) = (s.clone_dtoh(&out).unwrap(), s.clone_dtoh(&count).unwrap());
+        if let Err(e) = check::check_append(&x, 3, &out, count[0], start) {
+            panic!("room {room}, start {start}: {e}");
+        }
     }
 }
 
