@@ -96,6 +96,20 @@ fn build_and_run(dir: &Path, package: &str) -> String {
     // ptxas missing is the machine's, not the code's (CI requires it: OXIDE_REQUIRE_PTXAS).
     let warnings: Vec<&str> = log.lines().filter(|l| l.contains("warning") && !l.contains("ptxas not found")).collect();
     assert!(warnings.is_empty(), "a user's build shows no warnings, got:\n{log}");
+    // Cargo still learns which variables to watch: the build script's output (the newest run's)
+    // names each once.
+    let outputs = std::fs::read_dir(target_dir().join("debug/build")).unwrap().filter_map(|e| {
+        let e = e.unwrap();
+        let out = e.path().join("output");
+        let ours = e.file_name().to_string_lossy().starts_with(&format!("{package}-"));
+        (ours && out.is_file()).then(|| (out.metadata().unwrap().modified().unwrap(), out))
+    });
+    let (_, newest) = outputs.max().expect("the build script's output");
+    let script = std::fs::read_to_string(newest).unwrap();
+    for var in ["OXIDE_DEVICE_RUSTC", "OXIDE_PTXAS", "PATH"] {
+        let line = format!("cargo:rerun-if-env-changed={var}\n");
+        assert_eq!(script.matches(&line).count(), 1, "{line:?} once in the build script's output:\n{script}");
+    }
     let run = Command::new(target_dir().join("debug").join(package)).env("OXIDE_BACKEND", "cpu").output().unwrap();
     let printed = text(&run);
     assert!(run.status.success(), "{package} failed:\n{printed}");
