@@ -1,5 +1,6 @@
-//! `cargo oxide`: prebuild a crate's kernels into a directory to commit, trace the device
-//! pipeline, diagnose the device toolchain, inspect kernels and emit their IR or PTX.
+//! `cargo oxide`: create a crate with a kernel, prebuild a crate's kernels into a directory to
+//! commit, trace the device pipeline, diagnose the device toolchain, inspect kernels and emit
+//! their IR or PTX.
 //!
 //! Cargo runs `cargo-oxide oxide <args>` for `cargo oxide <args>`; running `cargo-oxide <args>`
 //! directly works too.
@@ -7,6 +8,7 @@
 mod build;
 mod doctor;
 mod inspect;
+mod new;
 mod target;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -18,7 +20,7 @@ use std::process::ExitCode;
     name = "cargo oxide",
     bin_name = "cargo oxide",
     version,
-    about = "Build, trace, inspect and diagnose oxide GPU kernels"
+    about = "Create, build, trace, inspect and diagnose oxide GPU kernels"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -54,6 +56,15 @@ enum Command {
     },
     /// Show what device-toolchain discovery finds, what is missing, and how to fix it.
     Doctor,
+    /// Create a crate with one kernel that runs on the GPU, or on the CPU executor without one.
+    New {
+        /// The directory to create; its name is the package name.
+        path: PathBuf,
+        /// The oxide checkout to depend on by path (default: the one around the current
+        /// directory or that this cargo-oxide was built from, else the registry version).
+        #[arg(long = "path", value_name = "OXIDE_CHECKOUT")]
+        oxide: Option<PathBuf>,
+    },
     /// Kernels, parameters, registers/spills/shared memory and PTX size.
     Inspect {
         /// A manifest (.json), a prebuilt directory, or a crate directory (default: the crate).
@@ -95,6 +106,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Build { krate, out } => build::prebuild(&krate, out.as_deref()),
         Command::Doctor => doctor::run(),
+        Command::New { path, oxide } => new::run(&path, oxide.as_deref()),
         Command::Inspect { path, krate, build } => inspect::run(path.as_deref(), &krate, build),
         Command::Emit { what, krate, output } => build::emit(what, &krate, output.as_deref()),
     };

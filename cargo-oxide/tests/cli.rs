@@ -278,7 +278,7 @@ fn usage_works_as_a_cargo_subcommand_and_directly() {
     );
     let direct = Command::new(env!("CARGO_BIN_EXE_cargo-oxide")).arg("--help").output().unwrap();
     let help = text(&direct);
-    for cmd in ["build", "doctor", "inspect", "emit"] {
+    for cmd in ["new", "build", "doctor", "inspect", "emit"] {
         assert!(help.contains(cmd), "{help}");
     }
     let bad = cargo_oxide().arg("frobnicate").output().unwrap();

@@ -55,7 +55,6 @@ pub(crate) fn generate(spec: &Spec<'_>) -> Result<DeviceCrate, Error> {
          // Links oxide-rt's device runtime even if the kernels only use the macro.\n\
          extern crate oxide_rt;\n\n\
          #[panic_handler]\n\
-         #[inline(always)]\n\
          fn __oxide_panic(info: &core::panic::PanicInfo<'_>) -> ! {{\n    \
          oxide_rt::__private::handle_panic::<{messages}>(info)\n}}\n\n\
          #[path = {dir}]\n\

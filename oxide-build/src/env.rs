@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Env {
@@ -14,6 +15,8 @@ pub(crate) struct Env {
     isolated: bool,
     /// Print `cargo:rerun-if-env-changed` for each variable read.
     pub(crate) emit_rerun: bool,
+    /// While buffering, the variables read (see [`Env::buffer_rerun`]).
+    rerun: RerunBuffer,
     /// Where distribution toolchains live (tests point this at shims).
     pub(crate) system_bins: Option<Vec<PathBuf>>,
 }
@@ -28,7 +31,7 @@ impl Env {
     }
 
     pub(crate) fn var_os(&self, key: &str) -> Option<OsString> {
-        if self.emit_rerun {
+        if self.emit_rerun && !self.rerun.push(key) {
             println!("cargo:rerun-if-env-changed={key}");
         }
         match self.overrides.get(key) {
@@ -37,6 +40,23 @@ impl Env {
             None => std::env::var_os(key),
         }
         .filter(|v| !v.is_empty())
+    }
+
+    /// Holds back the `cargo:rerun-if-env-changed` lines until [`Env::flush_rerun`]: cargo
+    /// shows a failed build script's whole stdout, where dozens of them would bury the error,
+    /// and it reruns a failed script anyway, so they only matter after a success.
+    pub(crate) fn buffer_rerun(&self) {
+        self.rerun.start();
+    }
+
+    /// Stops buffering; prints each variable read since [`Env::buffer_rerun`] once when
+    /// `print`, else drops them.
+    pub(crate) fn flush_rerun(&self, print: bool) {
+        for key in self.rerun.take() {
+            if print {
+                println!("cargo:rerun-if-env-changed={key}");
+            }
+        }
     }
 
     pub(crate) fn var(&self, key: &str) -> Option<String> {
@@ -62,6 +82,44 @@ impl Env {
     }
 }
 
+/// The variables read while buffering, in first-read order, each once (`None`: not buffering).
+#[derive(Debug, Default)]
+struct RerunBuffer(Mutex<Option<Vec<String>>>);
+
+impl RerunBuffer {
+    fn start(&self) {
+        *self.lock() = Some(Vec::new());
+    }
+
+    /// Records `key`; false when not buffering (the caller prints it at once).
+    fn push(&self, key: &str) -> bool {
+        match self.lock().as_mut() {
+            Some(keys) => {
+                if !keys.iter().any(|k| k == key) {
+                    keys.push(key.to_string());
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn take(&self) -> Vec<String> {
+        self.lock().take().unwrap_or_default()
+    }
+
+    /// The buffer stays usable even if a panic poisoned the lock: it holds plain strings.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<String>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Clone for RerunBuffer {
+    fn clone(&self) -> Self {
+        RerunBuffer(Mutex::new(self.lock().clone()))
+    }
+}
+
 pub(crate) fn is_executable(p: &std::path::Path) -> bool {
     #[cfg(unix)]
     {
@@ -71,5 +129,27 @@ pub(crate) fn is_executable(p: &std::path::Path) -> bool {
     #[cfg(not(unix))]
     {
         p.is_file()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_while_buffering_are_kept_once_in_order_and_printed_at_once_otherwise() {
+        let mut env = Env { emit_rerun: true, ..Env::default() };
+        env.isolate();
+        env.buffer_rerun();
+        for key in ["B", "A", "B", "PATH", "A"] {
+            env.var_os(key);
+        }
+        assert_eq!(env.rerun.take(), ["B", "A", "PATH"]);
+        // Not buffering: the caller prints the line itself.
+        assert!(!env.rerun.push("C"));
+        env.buffer_rerun();
+        env.var_os("D");
+        env.flush_rerun(false);
+        assert!(env.rerun.take().is_empty() && !env.rerun.push("E"), "flushing ends buffering");
     }
 }

@@ -275,9 +275,13 @@ impl Build {
     }
 
     /// Runs the build; on failure prints `error occurred in oxide-build: …` and exits 1,
-    /// like `cc::Build::compile`.
+    /// like `cc::Build::compile`. The `cargo:rerun-if-env-changed` lines are printed only on
+    /// success: cargo shows a failed build script's whole stdout, and reruns it anyway.
     pub fn compile(&self) -> Output {
-        match self.try_compile() {
+        self.env.buffer_rerun();
+        let result = self.try_compile();
+        self.env.flush_rerun(result.is_ok());
+        match result {
             Ok(out) => out,
             Err(e) => {
                 eprintln!("\n\nerror occurred in oxide-build: {e}\n\n");

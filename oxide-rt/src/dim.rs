@@ -3,12 +3,16 @@
 /// A three-dimensional extent or index, as CUDA's `dim3`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Dim3 {
+    /// The fastest-varying dimension (consecutive threads of a warp differ in `x`).
     pub x: u32,
+    /// The second dimension.
     pub y: u32,
+    /// The third dimension.
     pub z: u32,
 }
 
 impl Dim3 {
+    /// `dim3(x, y, z)`; `Dim3::from(n)` or a bare `u32` is `(n, 1, 1)`.
     pub const fn new(x: u32, y: u32, z: u32) -> Self {
         Dim3 { x, y, z }
     }
@@ -40,12 +44,17 @@ impl From<(u32, u32, u32)> for Dim3 {
 /// Grid, block and dynamic shared memory of one launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
+    /// Blocks in the grid.
     pub grid: Dim3,
+    /// Threads per block.
     pub block: Dim3,
+    /// Dynamic shared memory per block, in bytes (`shared::dynamic_shared` on the device).
     pub shared_mem_bytes: u32,
 }
 
 impl LaunchConfig {
+    /// `grid` blocks of `block` threads, no dynamic shared memory; each is a `u32`, a
+    /// `(u32, u32)`, a `(u32, u32, u32)` or a [`Dim3`].
     pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> Self {
         LaunchConfig { grid: grid.into(), block: block.into(), shared_mem_bytes: 0 }
     }

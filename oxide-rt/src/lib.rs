@@ -6,6 +6,12 @@
 //! * [`host`] (not on nvptx64): loading embedded PTX through cudarc, launch checks, errors, and
 //!   the CPU executor behind every `cpu_<kernel>` launcher.
 //!
+//! A crate with kernels depends on this crate alone (plus `oxide-build` in its
+//! build-dependencies): [`macro@kernel`] turns a function of its kernels module into a kernel with
+//! typed launchers, [`cuda`] is the cudarc driver API those launchers take (`CudaSlice`,
+//! `CudaStream`, …), and `host::Gpu::new(0)` gives a context and its stream. The README's
+//! "Your own crate" is a whole example.
+//!
 //! Generated code reaches this crate only through [`__private`].
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]

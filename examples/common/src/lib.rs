@@ -3,7 +3,7 @@
 //! problems, the mapping of cudarc errors into [`oxide_rt::Error`], command-line sizes, and the
 //! backend selection / error reporting around `main`.
 
-use cudarc::driver::{CudaStream, DriverError};
+use oxide_rt::cuda::{CudaStream, DriverError};
 use oxide_rt::host::Gpu;
 use oxide_rt::Backend;
 use std::error::Error;
@@ -169,7 +169,7 @@ mod tests {
 
     #[test]
     fn driver_err_keeps_what() {
-        let e = driver_err("copying x")(DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY));
+        let e = driver_err("copying x")(DriverError(oxide_rt::cuda::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY));
         assert!(matches!(&e, oxide_rt::Error::Driver { what, .. } if what == "copying x"), "{e}");
     }
 }

@@ -3,8 +3,8 @@
 //! tests and the benchmarks.
 pub mod kernels;
 
-use cudarc::driver::{CudaSlice, CudaStream};
 use example_common::{driver_err as err, Rng};
+use oxide_rt::cuda::{CudaSlice, CudaStream};
 use oxide_rt::LaunchConfig;
 use std::sync::Arc;
 

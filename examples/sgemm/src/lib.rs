@@ -3,8 +3,8 @@
 //! benchmarks.
 pub mod kernels;
 
-use cudarc::driver::CudaStream;
 use example_common::{driver_err as err, Rng};
+use oxide_rt::cuda::CudaStream;
 use oxide_rt::{LaunchConfig, Matrix, Slice2d};
 use std::sync::Arc;
 

@@ -36,6 +36,7 @@ pub enum Scope {
 
 /// Scoped CUDA atomics on integer atomics. Each returns the value before the operation.
 pub trait AtomicInt: sealed::Sealed {
+    /// The plain integer this atomic holds (`u32` for `AtomicU32`).
     type Value: Copy;
     /// `*self += v` (wrapping). CUDA `atomicAdd`.
     fn atomic_add(&self, v: Self::Value, scope: Scope) -> Self::Value;
@@ -60,6 +61,7 @@ pub trait AtomicInt: sealed::Sealed {
 
 /// Scoped float add. Returns the value before the addition.
 pub trait AtomicFloat: sealed::Sealed {
+    /// The plain float this atomic holds (`f32` for `AtomicF32`).
     type Value: Copy;
     /// `*self += v`. CUDA `atomicAdd(float*)`.
     fn atomic_add(&self, v: Self::Value, scope: Scope) -> Self::Value;
@@ -85,6 +87,7 @@ unsafe impl Sync for AtomicF64 {}
 macro_rules! atomic_float {
     ($name:ident, $t:ty, $bits:ty, $abits:ty) => {
         impl $name {
+            /// An atomic holding `v`.
             pub const fn new(v: $t) -> Self {
                 $name(UnsafeCell::new(v))
             }
@@ -104,14 +107,17 @@ macro_rules! atomic_float {
                 unsafe { <$abits>::from_ptr(self.0.get() as *mut $bits) }
             }
 
+            /// The value (an atomic read of its bits).
             pub fn load(&self, order: Ordering) -> $t {
                 <$t>::from_bits(self.bits().load(order))
             }
 
+            /// Replaces the value (an atomic write of its bits).
             pub fn store(&self, v: $t, order: Ordering) {
                 self.bits().store(v.to_bits(), order)
             }
 
+            /// The value, from the atomic owned by value (no other thread can reach it).
             pub fn into_inner(self) -> $t {
                 self.0.into_inner()
             }
@@ -126,6 +132,7 @@ atomic_float!(AtomicF64, f64, u64, AtomicU64);
 /// Plain types with an atomic twin of the same layout (`u32` ↔ [`AtomicU32`], `f32` ↔
 /// [`AtomicF32`], …), for [`SharedSlice::atomic`](super::shared::SharedSlice::atomic).
 pub trait HasAtomic: super::shared::SharedElem {
+    /// The atomic twin (`AtomicU32` for `u32`).
     type Atomic;
     /// `a.load(order)`.
     fn load(a: &Self::Atomic, order: Ordering) -> Self;

@@ -13,7 +13,7 @@
 //! | [`atomic`] | `atomicAdd` … `atomicCAS` with block/device/system scope, float add |
 //! | [`warp`] | `__shfl*_sync`, `__all/__any/__ballot_sync`, `__activemask`, `__popc` … |
 //! | [`math`] | `sqrtf`, `expf`, … (libdevice), [`math::fast`] (`__expf`, …) |
-//! | [`print`] | `printf` ([`dprintln!`](crate::dprintln)) |
+//! | [`print`](mod@print) | `printf` ([`dprintln!`](crate::dprintln)) |
 //!
 //! A panic in a kernel (bounds check, `panic!`, `unwrap`) stops the kernel; on the GPU the host
 //! gets `Error::KernelPanic` with the source location and message from

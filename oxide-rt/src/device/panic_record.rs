@@ -16,7 +16,9 @@ pub(crate) const WRITING: u32 = 1;
 pub(crate) const DONE: u32 = 2;
 
 pub(crate) const FILE_CAP: usize = 256;
-/// The message of a panic in a kernel built without device-side message formatting.
+/// The message of a panic in a kernel built without device-side message formatting (only the
+/// host shows it).
+#[cfg(not(target_arch = "nvptx64"))]
 pub(crate) const NOT_RECORDED: &str =
     "(message not recorded: release builds format panic messages on the device only with oxide_build::Build::panic_messages(true))";
 pub(crate) const MESSAGE_CAP: usize = 1024;

@@ -96,11 +96,13 @@ impl<T: SharedElem> SharedSlice<T> {
         }
     }
 
+    /// Elements in the array.
     #[inline(always)]
     pub fn len(self) -> usize {
         self.len
     }
 
+    /// Whether the array has no elements.
     #[inline(always)]
     pub fn is_empty(self) -> bool {
         self.len == 0
@@ -216,11 +218,13 @@ impl<T: SharedElem> Shared2d<T> {
         Shared2d { flat, cols: cols.max(1) }
     }
 
+    /// Whole rows of `cols()` elements.
     #[inline(always)]
     pub fn rows(self) -> usize {
         self.flat.len / self.cols
     }
 
+    /// Elements per row.
     #[inline(always)]
     pub fn cols(self) -> usize {
         self.cols

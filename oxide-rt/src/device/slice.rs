@@ -681,6 +681,7 @@ macro_rules! output_type {
                 self.len
             }
 
+            /// Whether the buffer has no elements.
             #[inline(always)]
             pub fn is_empty(&self) -> bool {
                 self.len == 0

@@ -39,6 +39,7 @@ pub fn grid_dim() -> Dim3 {
 pub struct ThreadIndex(usize);
 
 impl ThreadIndex {
+    /// The index as a number, e.g. to read an input: `x[i.get()]`.
     #[inline(always)]
     pub fn get(self) -> usize {
         self.0

@@ -22,7 +22,8 @@ impl<T> sealed::Sealed for CudaView<'_, T> {}
 impl<T> sealed::Sealed for CudaViewMut<'_, T> {}
 
 /// A device buffer a launcher passes as a kernel's `&[T]` input: `CudaSlice<T>`, `CudaView<T>`
-/// or `CudaViewMut<T>` (sealed: see the [module docs](self)).
+/// or `CudaViewMut<T>` (sealed: a kernel trusts the pointer and length, and only cudarc's own
+/// buffers keep them within their allocation).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed as a kernel's slice input",
     note = "pass a `&CudaSlice<T>`, `&CudaView<T>` or `&CudaViewMut<T>` (e.g. from `stream.clone_htod(..)` or `.slice(..)`)"
@@ -34,7 +35,7 @@ pub trait DeviceInput<T>: DevicePtr<T> + sealed::Sealed {
 }
 
 /// A device buffer a launcher passes as a kernel's output (`DisjointSlice<T>` and the other
-/// output types): `CudaSlice<T>` or `CudaViewMut<T>` (sealed: see the [module docs](self)).
+/// output types): `CudaSlice<T>` or `CudaViewMut<T>` (sealed, as [`DeviceInput`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed as a kernel's output",
     note = "pass a `&mut CudaSlice<T>` or `&mut CudaViewMut<T>` (e.g. from `stream.alloc_zeros(..)` or `.slice_mut(..)`)"

@@ -54,11 +54,16 @@ pub fn gpu_available() -> bool {
 /// A CUDA context and its default stream, created without cudarc's panic when no driver exists.
 #[derive(Clone, Debug)]
 pub struct Gpu {
+    /// The device's primary context.
     pub ctx: Arc<CudaContext>,
+    /// Its default stream: what the launchers take, and copies to and from the GPU
+    /// (`stream.clone_htod(&v)?`, `stream.clone_dtoh(&buf)?`, `stream.alloc_zeros::<f32>(n)?`).
     pub stream: Arc<CudaStream>,
 }
 
 impl Gpu {
+    /// GPU `ordinal` (0 = the first). `Err(Error::NoDriver)` / `Err(Error::NoDevice)` on a
+    /// machine without one, where the CPU executor runs the same kernels (see `Backend::from_env`).
     pub fn new(ordinal: usize) -> Result<Gpu, Error> {
         // SAFETY: only tries to dlopen the driver library; no symbols are called.
         if !unsafe { sys::is_culib_present() } {
