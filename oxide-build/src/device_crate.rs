@@ -55,6 +55,8 @@ pub(crate) fn generate(spec: &Spec<'_>) -> Result<DeviceCrate, Error> {
          // Links oxide-rt's device runtime even if the kernels only use the macro.\n\
          extern crate oxide_rt;\n\n\
          #[panic_handler]\n\
+         #[allow(unused_attributes)] // rustc calls it ignored, yet kernels keep no panic frame only with it\n\
+         #[inline(always)]\n\
          fn __oxide_panic(info: &core::panic::PanicInfo<'_>) -> ! {{\n    \
          oxide_rt::__private::handle_panic::<{messages}>(info)\n}}\n\n\
          #[path = {dir}]\n\

@@ -146,9 +146,9 @@ impl Build {
         self
     }
 
-    /// Adds a target architecture (`sm_70`, `sm_80`, `sm_90`, …). The PTX is generated for the
+    /// Adds a target architecture (`sm_75`, `sm_80`, `sm_90`, …). The PTX is generated for the
     /// lowest one (the driver JIT-compiles it forward) and ptxas validates it for each.
-    /// Default: `sm_70`.
+    /// Default: `sm_75` (Turing, the oldest GPU CUDA 13 supports).
     pub fn arch(&mut self, arch: &str) -> &mut Build {
         self.archs.push(arch.to_string());
         self
@@ -346,7 +346,7 @@ impl Build {
         };
         let package =
             self.package.clone().or_else(|| self.env.var("CARGO_PKG_NAME")).unwrap_or_else(|| "kernels".into());
-        let archs = if self.archs.is_empty() { vec!["sm_70".to_string()] } else { self.archs.clone() };
+        let archs = if self.archs.is_empty() { vec!["sm_75".to_string()] } else { self.archs.clone() };
         for a in &archs {
             if !a
                 .strip_prefix("sm_")

@@ -2,7 +2,7 @@
 use crate::kernels::atomics as k;
 use example_common::Rng;
 use oxide_rt::device::atomic::{AtomicF32, AtomicU32, Ordering};
-use oxide_rt::LaunchConfig;
+use oxide_rt::{Append, LaunchConfig};
 
 /// Threads per block.
 pub const BLOCK: u32 = 256;
@@ -123,6 +123,52 @@ pub fn histogram_compare(got: &[u32], want: &[u32]) -> Result<(), String> {
     }
     match got.iter().zip(want).position(|(g, w)| g != w) {
         Some(i) => Err(format!("bin {i}: got {}, want {}", got[i], want[i])),
+        None => Ok(()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream compaction
+
+pub struct CompactProblem {
+    pub keys: Vec<u32>,
+    pub threshold: u32,
+}
+
+/// `n` random keys; about half are below the threshold.
+pub fn compact_problem(seed: u64, n: usize) -> CompactProblem {
+    let mut rng = Rng::new(seed);
+    CompactProblem { keys: (0..n).map(|_| rng.u32()).collect(), threshold: 1 << 31 }
+}
+
+/// The kept keys, sorted (the kernel's order is the order of its claims).
+pub fn compact_reference(p: &CompactProblem) -> Vec<u32> {
+    let mut kept: Vec<u32> = p.keys.iter().copied().filter(|&k| k < p.threshold).collect();
+    kept.sort_unstable();
+    kept
+}
+
+/// One thread per key.
+pub fn compact_config(n: usize) -> LaunchConfig {
+    config_1d(n)
+}
+
+/// The kept keys in claim order and the final count, with room for every key.
+pub fn compact_cpu(p: &CompactProblem) -> Result<(Vec<u32>, u64), oxide_rt::Error> {
+    let (mut out, mut count) = (vec![0u32; p.keys.len()], [0u64]);
+    k::cpu_compact_keys_with(compact_config(p.keys.len()), &p.keys, p.threshold, Append::new(&mut out, &mut count))?;
+    Ok((out, count[0]))
+}
+
+/// `count` keys arrived, and sorted they are exactly the reference.
+pub fn compact_compare(got: &[u32], count: u64, want: &[u32]) -> Result<(), String> {
+    if count != want.len() as u64 || got.len() < want.len() {
+        return Err(format!("count {count} (buffer {}), want {}", got.len(), want.len()));
+    }
+    let mut kept = got[..want.len()].to_vec();
+    kept.sort_unstable();
+    match kept.iter().zip(want).position(|(g, w)| g != w) {
+        Some(i) => Err(format!("sorted kept key {i}: got {}, want {}", kept[i], want[i])),
         None => Ok(()),
     }
 }

@@ -8,7 +8,7 @@
 //! every collective here is a form that may be reached through different instructions by
 //! different threads: `barrier.sync`/`barrier.red` (not the `.aligned` `bar.sync`/`bar.red`, which
 //! require every thread at the same instruction), `bar.warp.sync` and the `*.sync` warp ops
-//! (sm_70 and newer; CUDA 13 supports nothing older).
+//! (sm_70 and newer allow that; CUDA 13 supports sm_75 and newer).
 
 use super::warp::ShflMode;
 use crate::dim::Dim3;

@@ -18,3 +18,17 @@ extern "C" __global__ void histogram_keys(const unsigned* __restrict__ keys, int
     if (i >= n) return;
     atomicAdd(&bins[keys[i] % nbins], 1u);
 }
+
+// Stream compaction: keys below threshold appended at atomicAdd(count, 1) (nvcc aggregates
+// the warp's adds).
+extern "C" __global__ void compact_keys(const unsigned* __restrict__ keys, int n, unsigned threshold,
+                                        unsigned* __restrict__ out, unsigned long long cap,
+                                        unsigned long long* __restrict__ count) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned k = keys[i];
+    if (k < threshold) {
+        unsigned long long p = atomicAdd(count, 1ull);
+        if (p < cap) out[p] = k;
+    }
+}

@@ -8,7 +8,7 @@ use oxide_suite::atomics::*;
 use oxide_suite::kernels::atomics as k;
 
 pub fn cases() -> Vec<(&'static str, Case)> {
-    vec![("scatter_add", scatter), ("histogram_keys", histogram)]
+    vec![("scatter_add", scatter), ("histogram_keys", histogram), ("compact_keys", compact)]
 }
 
 /// Float scatter-add of 2^25 weighted values into 1024 bins (256 MiB read), device-scope
@@ -94,6 +94,55 @@ fn histogram(b: &Bench) -> Res<Row> {
         work: Work::Bytes(4.0 * n as f64),
         reference: None,
         regs: Some(b.regs("histogram_keys", &f)?),
+        max_error: 0.0,
+    })
+}
+
+/// Stream compaction of 2^25 random u32 keys (about half kept) by claims on a u64 counter:
+/// `DisjointAppend` against the twin's `out[atomicAdd(count, 1)] = key`. Each timed run resets
+/// the counter first (both sides); the kept keys are checked as a sorted set.
+fn compact(b: &Bench) -> Res<Row> {
+    let n: usize = 1 << 25;
+    let s = &b.stream;
+    let p = compact_problem(1, n);
+    let cfg = compact_config(n);
+    let dkeys = s.clone_htod(&p.keys)?;
+    let mut out = s.alloc_zeros::<u32>(n)?;
+    let mut count = s.alloc_zeros::<u64>(1)?;
+    let oxide = |out: &mut CudaSlice<u32>, count: &mut CudaSlice<u64>| -> Res<()> {
+        s.memset_zeros(count)?;
+        Ok(k::launch_compact_keys_with(s, cfg, &dkeys, p.threshold, oxide_rt::Append::new(out, count))?)
+    };
+    let oxide_ms = b.time(|| oxide(&mut out, &mut count))?;
+
+    let (_m, f) = b.twin("suite/atomics", "compact_keys")?;
+    let (n32, cap) = (n as i32, n as u64);
+    let twin = |out: &mut CudaSlice<u32>, count: &mut CudaSlice<u64>| -> Res<()> {
+        s.memset_zeros(count)?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&dkeys).arg(&n32).arg(&p.threshold).arg(out).arg(&cap).arg(count);
+        // SAFETY: the twin's signature is (const unsigned* keys, int n, unsigned threshold, unsigned* out, u64 cap, u64* count); keys and out hold n values, count one.
+        unsafe { l.launch(cfg_raw(cfg)) }?;
+        Ok(())
+    };
+    let (mut tout, mut tcount) = (s.alloc_zeros::<u32>(n)?, s.alloc_zeros::<u64>(1)?);
+    let cuda_ms = b.time(|| twin(&mut tout, &mut tcount))?;
+
+    let want = compact_reference(&p);
+    oxide(&mut out, &mut count)?;
+    compact_compare(&s.clone_dtoh(&out)?, s.clone_dtoh(&count)?[0], &want)
+        .map_err(|e| format!("oxide compact_keys differs from the reference: {e}"))?;
+    twin(&mut tout, &mut tcount)?;
+    compact_compare(&s.clone_dtoh(&tout)?, s.clone_dtoh(&tcount)?[0], &want)
+        .map_err(|e| format!("CUDA twin differs from the reference: {e}"))?;
+    Ok(Row {
+        kernel: "compact_keys".into(),
+        size: "n = 2^25 u32; half kept".into(),
+        oxide_ms,
+        cuda_ms,
+        work: Work::Bytes(4.0 * (n + want.len()) as f64),
+        reference: None,
+        regs: Some(b.regs("compact_keys", &f)?),
         max_error: 0.0,
     })
 }

@@ -24,3 +24,14 @@ pub fn histogram_keys(keys: &[u32], bins: &[AtomicU32]) {
         }
     }
 }
+
+/// Stream compaction: every key below `threshold` is appended to `out` (in claim order).
+#[kernel(dims = 1)]
+pub fn compact_keys(keys: &[u32], threshold: u32, mut out: DisjointAppend<u32>) {
+    let i = thread::index().get();
+    if let Some(&key) = keys.get(i) {
+        if key < threshold {
+            out.push(key);
+        }
+    }
+}

@@ -19,3 +19,12 @@ fn histogram_matches_the_reference() {
             .unwrap_or_else(|e| panic!("n = {n}, {bins} bins: {e}"));
     }
 }
+
+#[test]
+fn compaction_keeps_every_key_below_the_threshold_once() {
+    for n in [1, 257, 10_001] {
+        let p = compact_problem(n as u64, n);
+        let (got, count) = compact_cpu(&p).unwrap();
+        compact_compare(&got, count, &compact_reference(&p)).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+    }
+}
