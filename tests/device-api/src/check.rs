@@ -399,10 +399,13 @@ pub fn tile_owners(rows: usize, cols: usize, grid: (u32, u32, u32), block: (u32,
     out
 }
 
+/// A launch geometry: (grid, block).
+pub type Geometry = ((u32, u32, u32), (u32, u32, u32));
+
 /// `tile_owners` launches on a 37 x 29 matrix: several threads per tile, more threads than the
 /// tile has groups, a grid short of the matrix and one past it, and two that try to give two
 /// threads one element through a z extent (grid or block), which must own nothing.
-pub const TILE_LAUNCHES: [((u32, u32, u32), (u32, u32, u32)); 6] = [
+pub const TILE_LAUNCHES: [Geometry; 6] = [
     ((3, 5, 1), (3, 2, 1)),
     ((3, 5, 1), (8, 8, 1)),
     ((1, 2, 1), (3, 2, 1)),
