@@ -456,17 +456,6 @@ impl<'a, T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> 
         self.rows
     }
 
-    /// Elements in the whole buffer.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Row and column of this block's tile's top-left element (`by * TH`, `bx * TW`; with
     /// `DOWN`, `bx * TH`, `by * TW`).
     #[inline(always)]
@@ -615,17 +604,6 @@ pub struct DisjointAppend<'a, T> {
 }
 
 impl<'a, T> DisjointAppend<'a, T> {
-    /// Elements in the whole buffer.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Writes `value` to the next free element and returns its index, or `None` when the claim
     /// falls past the end of the buffer (the value is dropped; the counter still counts it).
     #[inline(always)]
@@ -671,9 +649,9 @@ pub trait OutputSlice {
     unsafe fn from_raw(ptr: *mut Self::Elem, len: usize, shape: [usize; 2]) -> Self;
 }
 
-/// What the output types share: construction from the launch's pointer and length, `len`.
-macro_rules! output_type {
-    ($name:ident $(, const $n:ident: $nt:ty)* $(; $($field:ident = $shape:literal),*)?) => {
+/// What every output type has: `len` and `is_empty`.
+macro_rules! output_len {
+    ($name:ident $(, const $n:ident: $nt:ty)*) => {
         impl<T $(, const $n: $nt)*> $name<'_, T $(, $n)*> {
             /// Elements in the whole buffer.
             #[inline(always)]
@@ -687,6 +665,14 @@ macro_rules! output_type {
                 self.len == 0
             }
         }
+    };
+}
+
+/// What the output types share: construction from the launch's pointer and length (and shape
+/// words that fit `u32`), `len`.
+macro_rules! output_type {
+    ($name:ident $(, const $n:ident: $nt:ty)* $(; $($field:ident = $shape:literal),*)?) => {
+        output_len!($name $(, const $n: $nt)*);
 
         impl<T $(, const $n: $nt)*> OutputSlice for $name<'_, T $(, $n)*> {
             type Elem = T;
@@ -700,6 +686,8 @@ macro_rules! output_type {
         }
     };
 }
+output_len!(DisjointTiles, const TH: usize, const TW: usize, const G: usize, const DOWN: bool);
+output_len!(DisjointAppend);
 output_type!(DisjointSlice);
 output_type!(DisjointChunks, const N: usize);
 output_type!(DisjointStrided, const N: usize);
