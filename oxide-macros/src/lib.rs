@@ -91,6 +91,8 @@ use proc_macro::TokenStream;
 /// | `DisjointSlice2d<T>` | `Slice2d::new(&mut buf, cols)` | `Slice2d::new(&mut vec, cols)` | thread `(x, y)` element `y * cols + x` |
 /// | `DisjointSlice3d<T>` | `Slice3d::new(&mut buf, cols, rows)` | `Slice3d::new(&mut vec, cols, rows)` | thread `(x, y, z)` element `(z * rows + y) * cols + x` |
 /// | `DisjointRows<T>` | `Slice2d::new(&mut buf, cols)` | `Slice2d::new(&mut vec, cols)` | block `b` row `b`; its thread `t` columns `t, t+B, …` |
+/// | `DisjointTiles<T, TH, TW, G, DOWN>` | `Slice2d::new(&mut buf, cols)` | `Slice2d::new(&mut vec, cols)` | block `(bx, by)` the `TH x TW` tile at `(by*TH, bx*TW)` (`DOWN`: `(bx*TH, by*TW)`); its thread `(tx, ty)` rows and columns in groups of `G`, round-robin |
+/// | `DisjointAppend<T>` | `Append::new(&mut buf, &mut count)`, `count` a `CudaSlice<u64>` | `Append::new(&mut vec, &mut count)`, `count` a `[u64]` | whoever pushes: each `push` claims the next element |
 /// | `DisjointPerWarp<T>` | as `DisjointSlice` | as `DisjointSlice` | warp `w` of the launch element `w`, by its lane 0 |
 /// | `DisjointPerBlock<T>` | as `DisjointSlice` | as `DisjointSlice` | block `b` element `b`, by its thread 0 |
 /// | `DisjointXorPairs<T>` | `Pairs::new(&mut buf, d)` | `Pairs::new(&mut vec, d)` | thread `i` the pair `(i, i ^ d)` when `i < i ^ d` |
@@ -99,7 +101,8 @@ use proc_macro::TokenStream;
 /// | `DisjointStrided<T, N>` | as `DisjointSlice` | as `DisjointSlice` | `N` per thread, interleaved in the block (coalesced) |
 ///
 /// `CudaSlice`/`CudaView`/`CudaViewMut` are cudarc's, re-exported as `oxide_rt::cuda`;
-/// `Matrix`, `Slice2d`, `Slice3d` and `Pairs` are `oxide_rt::{Matrix, Slice2d, Slice3d, Pairs}`.
+/// `Matrix`, `Slice2d`, `Slice3d`, `Pairs` and `Append` are
+/// `oxide_rt::{Matrix, Slice2d, Slice3d, Pairs, Append}`.
 /// A `&mut [T]` shared by all threads would be a data race and is not accepted; raw pointers only
 /// in `unsafe fn` kernels.
 #[proc_macro_attribute]
