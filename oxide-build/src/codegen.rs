@@ -14,12 +14,19 @@ pub(crate) struct Input<'a> {
     pub needs_libdevice: bool,
     /// Loops are marked `llvm.loop.unroll.full` (see `ir/private_array_loops.rs`).
     pub unroll_private_loops: bool,
+    /// Some loop exit was made countable (see `ir/distance_exits.rs`).
+    pub counted_exits: bool,
     pub arch: &'a str,
     pub opt_level: u8,
     /// Contract `a * b + c` into `fma` like nvcc's default `--fmad=true`.
     pub fmad: bool,
     pub work_dir: &'a Path,
 }
+
+/// How much code LLVM may emit to compute a loop's trip count before runtime unrolling (default
+/// 4): a block-stride loop's count, `(end - K - p) / stride` with a `umax`, needs more, and
+/// without it the loop is not unrolled even once its exit is counted (`ir/distance_exits.rs`).
+const SCEV_BUDGET: &str = "-scev-cheap-expansion-budget=32";
 
 /// Returns the PTX text and the commands that produced it.
 pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<String>), Error> {
@@ -65,6 +72,7 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
             .arg(format!("-internalize-public-api-list={}", input.kernels.join(",")))
             .arg(format!("-mcpu={}", input.arch))
             .arg(crate::device_build::RUNTIME_MULTI_EXIT)
+            .arg(SCEV_BUDGET)
             .arg(&linked)
             .arg("-o")
             .arg(&optimized);
@@ -77,12 +85,21 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
         let mut cmd = Command::new(opt);
         // Marked loops are unrolled (`default<O3>` above does that too), then their private
         // arrays promoted to registers and the unrolled code folded.
-        let passes = if input.unroll_private_loops {
-            "-passes=always-inline,function(loop(loop-unroll-full),sroa,early-cse,instcombine,simplifycfg),globaldce"
-        } else {
-            "-passes=always-inline,globaldce"
+        // Loops with a newly counted exit are unrolled at run time (rustc's pipeline saw them
+        // uncounted).
+        let passes = match (input.unroll_private_loops, input.counted_exits) {
+            (true, false) => "-passes=always-inline,function(loop(loop-unroll-full),sroa,early-cse,instcombine,simplifycfg),globaldce",
+            (false, true) => "-passes=always-inline,function(loop-unroll<O3>,simplifycfg),globaldce",
+            (true, true) => "-passes=always-inline,function(loop(loop-unroll-full),sroa,early-cse,instcombine,simplifycfg,loop-unroll<O3>,simplifycfg),globaldce",
+            (false, false) => "-passes=always-inline,globaldce",
         };
-        cmd.arg(passes).arg(format!("-mcpu={}", input.arch)).arg(&ir).arg("-o").arg(&optimized);
+        cmd.arg(passes)
+            .arg(format!("-mcpu={}", input.arch))
+            .arg(crate::device_build::RUNTIME_MULTI_EXIT)
+            .arg(SCEV_BUDGET)
+            .arg(&ir)
+            .arg("-o")
+            .arg(&optimized);
         commands.push(run(&mut cmd, input.module, "opt")?);
         ir = optimized;
     }

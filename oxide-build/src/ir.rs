@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+mod distance_exits;
 mod float_atomics;
 mod fn_attrs;
 mod guarded_loads;
@@ -39,6 +40,9 @@ pub struct Processed {
     /// Some loop is marked for full unrolling (`ir/private_array_loops.rs`): the optimiser must
     /// run the unroller before llc.
     pub unroll_private_loops: bool,
+    /// Some loop exit became counted (`ir/distance_exits.rs`): the optimiser should unroll it at
+    /// run time.
+    pub counted_exits: bool,
     /// Records from `oxide.meta` statics, which are removed from the IR.
     pub meta: Vec<MetaRecord>,
 }
@@ -86,6 +90,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     saturating_casts::nvvm_casts(&mut lines);
     float_atomics::atomicrmw_fadd(&mut lines);
     let unroll_private_loops = private_array_loops::mark(&mut lines);
+    let counted_exits = distance_exits::counted_exits(&mut lines);
     let needs_libdevice = libdevice::needs_libdevice(&lines);
 
     let mut out = String::with_capacity(ir.len() + 1024);
@@ -99,6 +104,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
         shared_statics,
         needs_libdevice,
         unroll_private_loops,
+        counted_exits,
         meta: meta.into_iter().map(|(record, _)| record).collect(),
     })
 }

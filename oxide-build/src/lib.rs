@@ -490,6 +490,7 @@ impl Build {
                     kernels: &processed.kernels,
                     needs_libdevice: processed.needs_libdevice,
                     unroll_private_loops: processed.unroll_private_loops,
+                    counted_exits: processed.counted_exits,
                     arch: &lowest,
                     opt_level: self.opt_level,
                     fmad: self.fmad,
