@@ -18,4 +18,6 @@ if cargo clippy --version >/dev/null 2>&1; then
 else
   echo "ci/test.sh: cargo clippy is not installed here; lint step skipped" >&2
 fi
+# The reference docs of the three library crates build without warnings (broken links, bad HTML).
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -p oxide-rt -p oxide-build -p oxide-macros
 cargo test --workspace --locked "$@"
