@@ -150,6 +150,11 @@ fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'$' | b'.' | b'_')
 }
 
+/// Whether `line` mentions the value `name` (`%x`), not merely a longer name starting with it.
+fn uses_value(line: &str, name: &str) -> bool {
+    line.match_indices(name).any(|(at, _)| !line[at + name.len()..].bytes().next().is_some_and(is_ident_byte))
+}
+
 /// Index just past the string whose opening quote is at `i`. LLVM escapes an embedded
 /// quote as `\22`, so the next quote always closes it.
 fn skip_string(b: &[u8], i: usize) -> usize {

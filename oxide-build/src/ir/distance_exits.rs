@@ -9,7 +9,7 @@
 //! variable) and is exactly equal: `nuw` makes `p <= end`, so `end - p > K` is `p + K < end`,
 //! is `p < end - K`, and both sides are false when `end <= K`.
 
-use super::Line;
+use super::{uses_value, Line};
 
 /// Rewrites each `%d = sub nuw i64 %end, %p` whose only use is `%c = icmp ugt i64 %d, K` (an
 /// integer literal) into `%d = usub.sat(%end, K)` and `%c = icmp ult i64 %p, %d`. Returns
@@ -36,7 +36,7 @@ fn rewrite_function(body: &mut [Line]) -> bool {
         let Some((indent, d, end, p)) = parse_sub(&body[i].text) else { continue };
         let (indent, d, end, p) = (indent.to_string(), d.to_string(), end.to_string(), p.to_string());
         // `%d` must have exactly one use, that compare.
-        let uses: Vec<usize> = (0..body.len()).filter(|&j| j != i && mentions(&body[j].text, &d)).collect();
+        let uses: Vec<usize> = (0..body.len()).filter(|&j| j != i && uses_value(&body[j].text, &d)).collect();
         let [j] = uses[..] else { continue };
         let Some((c, k)) = parse_cmp(&body[j].text, &d) else { continue };
         let c = c.to_string();
@@ -63,14 +63,6 @@ fn parse_cmp<'a>(text: &'a str, d: &str) -> Option<(&'a str, &'a str)> {
     let (c, rhs) = text.trim_start().split_once(" = ")?;
     let k = rhs.strip_prefix("icmp ugt i64 ")?.strip_prefix(d)?.strip_prefix(", ")?;
     (!k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())).then_some((c, k))
-}
-
-/// Whether `text` uses the local value `name` (not a longer name it is a prefix of).
-fn mentions(text: &str, name: &str) -> bool {
-    text.match_indices(name).any(|(at, _)| {
-        let next = text[at + name.len()..].chars().next();
-        !next.is_some_and(|ch| ch.is_ascii_alphanumeric() || ch == '.' || ch == '_')
-    })
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@
 //! nobody writes them during the kernel) and loads of at most [`MAX_LOAD_BYTES`] qualify.
 
 use super::noalias_inputs::IN_PARAM;
-use super::{split_top, Line};
+use super::{split_top, uses_value, Line};
 use std::collections::HashSet;
 
 /// The largest load hoisted; must not exceed the runtime's empty-input pad.
@@ -305,14 +305,6 @@ fn fits(ty: &str) -> Option<bool> {
         None => scalar(ty)?,
     };
     Some(size <= MAX_LOAD_BYTES)
-}
-
-/// Whether `line` mentions the SSA value `name` (not merely a longer name starting with it).
-fn uses_value(line: &str, name: &str) -> bool {
-    line.match_indices(name).any(|(at, _)| {
-        let next = line[at + name.len()..].bytes().next();
-        !next.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'$')
-    })
 }
 
 /// The value a `phi` takes from block `label`.

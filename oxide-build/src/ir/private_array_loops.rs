@@ -10,7 +10,7 @@
 //! within the pragma's size limit) and then promotes the array to registers; any other loop is
 //! left as it was.
 
-use super::Line;
+use super::{uses_value, Line};
 use std::collections::{HashMap, HashSet};
 
 /// Loops up to this many IR lines are unrolled (a 15-tap loop with its bounds checks: 63).
@@ -130,7 +130,7 @@ fn varying_private_accesses(body: &[Line]) -> Vec<usize> {
                     varying_at.push(i);
                 }
             }
-        } else if rhs.starts_with("phi ptr ") && derived.iter().any(|d| mentions(rhs, d)) {
+        } else if rhs.starts_with("phi ptr ") && derived.iter().any(|d| uses_value(rhs, d)) {
             derived.insert(def.to_string());
             varying_at.push(i);
         }
@@ -211,13 +211,6 @@ fn label_of(line: &str) -> Option<String> {
     let label = line.split_once(':')?.0;
     (!label.is_empty() && !label.starts_with(' ') && !label.contains(' ') && !line.starts_with(';'))
         .then(|| label.trim_matches('"').to_string())
-}
-
-/// Whether `text` uses the value `name` (a whole `%name` token).
-fn mentions(text: &str, name: &str) -> bool {
-    text.match_indices(name).any(|(at, _)| {
-        text[at + name.len()..].chars().next().is_none_or(|c| !(c.is_alphanumeric() || c == '.' || c == '_'))
-    })
 }
 
 #[cfg(test)]
