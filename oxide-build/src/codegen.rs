@@ -28,6 +28,11 @@ pub(crate) struct Input<'a> {
 /// without it the loop is not unrolled even once its exit is counted (`ir/distance_exits.rs`).
 const SCEV_BUDGET: &str = "-scev-cheap-expansion-budget=32";
 
+/// The target and unroller settings every `opt` run shares.
+fn opt_tuning(input: &Input<'_>) -> [String; 3] {
+    [format!("-mcpu={}", input.arch), crate::device_build::RUNTIME_MULTI_EXIT.to_string(), SCEV_BUDGET.to_string()]
+}
+
 /// Returns the PTX text and the commands that produced it.
 pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<String>), Error> {
     let Some(llc) = &tc.llc else {
@@ -70,9 +75,7 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
         let mut cmd = Command::new(opt);
         cmd.arg(format!("-passes=internalize,globaldce,default<O{}>", input.opt_level.min(3)))
             .arg(format!("-internalize-public-api-list={}", input.kernels.join(",")))
-            .arg(format!("-mcpu={}", input.arch))
-            .arg(crate::device_build::RUNTIME_MULTI_EXIT)
-            .arg(SCEV_BUDGET)
+            .args(opt_tuning(input))
             .arg(&linked)
             .arg("-o")
             .arg(&optimized);
@@ -84,22 +87,21 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
         let optimized = input.work_dir.join("opt.bc");
         let mut cmd = Command::new(opt);
         // Marked loops are unrolled (`default<O3>` above does that too), then their private
-        // arrays promoted to registers and the unrolled code folded.
-        // Loops with a newly counted exit are unrolled at run time (rustc's pipeline saw them
-        // uncounted).
-        let passes = match (input.unroll_private_loops, input.counted_exits) {
-            (true, false) => "-passes=always-inline,function(loop(loop-unroll-full),sroa,early-cse,instcombine,simplifycfg),globaldce",
-            (false, true) => "-passes=always-inline,function(loop-unroll<O3>,simplifycfg),globaldce",
-            (true, true) => "-passes=always-inline,function(loop(loop-unroll-full),sroa,early-cse,instcombine,simplifycfg,loop-unroll<O3>,simplifycfg),globaldce",
-            (false, false) => "-passes=always-inline,globaldce",
+        // arrays promoted to registers and the unrolled code folded. Loops with a newly counted
+        // exit are unrolled at run time (rustc's pipeline saw them uncounted).
+        let mut function_passes = Vec::new();
+        if input.unroll_private_loops {
+            function_passes.push("loop(loop-unroll-full),sroa,early-cse,instcombine,simplifycfg");
+        }
+        if input.counted_exits {
+            function_passes.push("loop-unroll<O3>,simplifycfg");
+        }
+        let passes = if function_passes.is_empty() {
+            "-passes=always-inline,globaldce".to_string()
+        } else {
+            format!("-passes=always-inline,function({}),globaldce", function_passes.join(","))
         };
-        cmd.arg(passes)
-            .arg(format!("-mcpu={}", input.arch))
-            .arg(crate::device_build::RUNTIME_MULTI_EXIT)
-            .arg(SCEV_BUDGET)
-            .arg(&ir)
-            .arg("-o")
-            .arg(&optimized);
+        cmd.arg(passes).args(opt_tuning(input)).arg(&ir).arg("-o").arg(&optimized);
         commands.push(run(&mut cmd, input.module, "opt")?);
         ir = optimized;
     }
