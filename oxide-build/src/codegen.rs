@@ -3,6 +3,7 @@
 //! module and LLVM's own message instead of a crash dump.
 
 use crate::error::{command_line, Error, ErrorKind};
+use crate::llc_choice;
 use crate::toolchain::Toolchain;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,6 +18,8 @@ pub(crate) struct Input<'a> {
     /// Some loop exit was made countable (see `ir/distance_exits.rs`).
     pub counted_exits: bool,
     pub arch: &'a str,
+    /// The architectures ptxas compiles for; machine sinking is chosen per kernel on them.
+    pub archs: &'a [String],
     pub opt_level: u8,
     /// Contract `a * b + c` into `fma` like nvcc's default `--fmad=true`.
     pub fmad: bool,
@@ -105,7 +108,23 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
         commands.push(run(&mut cmd, input.module, "opt")?);
         ir = optimized;
     }
-    let ptx: PathBuf = input.work_dir.join(format!("{}.ptx", input.module));
+    let text = llc_run(llc, input, &ir, (&[], ""), &mut commands)?;
+    let text = match &tc.ptxas {
+        Some(ptxas) => choose_flags(llc, ptxas, input, &ir, text, &mut commands)?,
+        None => text,
+    };
+    Ok((text, commands))
+}
+
+/// Runs llc on `ir` with `extra` flags into `<module><suffix>.ptx`; returns the PTX text.
+fn llc_run(
+    llc: &Path,
+    input: &Input<'_>,
+    ir: &Path,
+    (extra, suffix): (&[&str], &str),
+    commands: &mut Vec<String>,
+) -> Result<String, Error> {
+    let ptx: PathBuf = input.work_dir.join(format!("{}{suffix}.ptx", input.module));
     let mut cmd = Command::new(llc);
     cmd.arg(format!("-mcpu={}", input.arch)).arg(format!("-O{}", input.opt_level.min(3)));
     if input.fmad {
@@ -115,11 +134,61 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
     // offset register per access; ptxas then runs out of registers to keep every load in flight
     // (H200: reduction 1.098 -> 0.998 and stencil 1.135 -> 1.043 of nvcc's time without it;
     // BENCHMARKS.md). ptxas does its own strength reduction.
-    cmd.arg("-disable-lsr");
-    cmd.arg(&ir).arg("-o").arg(&ptx);
+    cmd.arg("-disable-lsr").args(extra);
+    cmd.arg(ir).arg("-o").arg(&ptx);
     commands.push(run(&mut cmd, input.module, "llc")?);
-    let text = std::fs::read_to_string(&ptx).map_err(|e| Error::io(format!("reading {}", ptx.display()), e))?;
-    Ok((text, commands))
+    std::fs::read_to_string(&ptx).map_err(|e| Error::io(format!("reading {}", ptx.display()), e))
+}
+
+/// `text`, with each kernel that ptxas fits into the registers better under other llc flags
+/// compiled with those (see `llc_choice.rs`).
+fn choose_flags(
+    llc: &Path,
+    ptxas: &Path,
+    input: &Input<'_>,
+    ir: &Path,
+    text: String,
+    commands: &mut Vec<String>,
+) -> Result<String, Error> {
+    let first = resources(ptxas, input, &text, "")?;
+    if !llc_choice::worth_trying(&first) {
+        return Ok(text);
+    }
+    let (mut texts, mut reports) = (vec![text], vec![first]);
+    for (i, flags) in llc_choice::ALTERNATIVES.iter().enumerate() {
+        let suffix = format!(".alt{}", i + 1);
+        let alt = llc_run(llc, input, ir, (flags, &suffix), commands)?;
+        // The first text is the one the build stands on; another that ptxas refuses is not used.
+        if let Ok(report) = resources(ptxas, input, &alt, &suffix) {
+            texts.push(alt);
+            reports.push(report);
+        }
+    }
+    let chosen = llc_choice::choose(&reports);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let spliced = llc_choice::splice(&refs, &chosen);
+    // For readers of the work directory: the flags each kernel was compiled with.
+    let mut listed = String::new();
+    for (kernel, &v) in &chosen {
+        let flags = if spliced.is_none() || v == 0 { String::new() } else { llc_choice::ALTERNATIVES[v - 1].join(" ") };
+        listed.push_str(&format!("{kernel}: llc {flags}\n"));
+    }
+    let list = input.work_dir.join(format!("{}.llc-flags.txt", input.module));
+    std::fs::write(&list, listed).map_err(|e| Error::io(format!("writing {}", list.display()), e))?;
+    Ok(spliced.unwrap_or_else(|| texts.swap_remove(0)))
+}
+
+/// ptxas's per-kernel resources of `text` (written to `<module><suffix>.checked.ptx`) for every
+/// target architecture.
+fn resources(ptxas: &Path, input: &Input<'_>, text: &str, suffix: &str) -> Result<llc_choice::Reports, Error> {
+    let ptx = input.work_dir.join(format!("{}{suffix}.checked.ptx", input.module));
+    std::fs::write(&ptx, text).map_err(|e| Error::io(format!("writing {}", ptx.display()), e))?;
+    let mut out = Vec::new();
+    for arch in input.archs {
+        let cubin = input.work_dir.join(format!("{}{suffix}.{arch}.cubin", input.module));
+        out.push((arch.clone(), crate::ptxas::validate(ptxas, &ptx, arch, input.module, &cubin)?.resources));
+    }
+    Ok(out)
 }
 
 fn run(cmd: &mut Command, module: &str, tool: &str) -> Result<String, Error> {

@@ -28,6 +28,7 @@ mod device_crate;
 mod env;
 mod error;
 mod ir;
+mod llc_choice;
 pub mod manifest;
 pub mod prebuilt;
 mod ptxas;
@@ -492,6 +493,7 @@ impl Build {
                     unroll_private_loops: processed.unroll_private_loops,
                     counted_exits: processed.counted_exits,
                     arch: &lowest,
+                    archs: &archs,
                     opt_level: self.opt_level,
                     fmad: self.fmad,
                     work_dir: &work,

@@ -13,11 +13,11 @@
 use super::{uses_value, Line};
 use std::collections::{HashMap, HashSet};
 
-/// Loops up to this many IR lines are unrolled (a 15-tap loop with its bounds checks: 63).
-/// Larger ones stay loops: sgemm's 8 x 8 store epilogue (156 lines) unrolled keeps its
-/// accumulators in registers but its 64 bounds-checked stores then push the kernel from 128
-/// registers without spills to 1240 bytes of spills (ptxas, sm_90).
-const MAX_LOOP_LINES: usize = 100;
+/// Loops up to this many IR lines are unrolled (a 15-tap loop with its bounds checks: 63;
+/// sgemm's 8 x 8 store epilogue: 156). Unrolled, sgemm's epilogue keeps the accumulators in
+/// registers; llc's machine sinking then spills 1208 bytes, which `llc_choice.rs` avoids
+/// (H200: 1.267 -> 1.107 of nvcc's time with both).
+const MAX_LOOP_LINES: usize = 400;
 
 /// Marks the loops; returns whether any was marked (the codegen stage then runs the unroller).
 pub(super) fn mark(lines: &mut Vec<Line>) -> bool {
