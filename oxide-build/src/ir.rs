@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+mod clamped_indices;
 mod distance_exits;
 mod float_atomics;
 mod fn_attrs;
@@ -86,6 +87,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     let bounds = launch_bounds::launch_bounds(&meta, &kernels)?;
     fn_attrs::add_fn_attrs(&mut lines, &bounds);
     noalias_inputs::mark_noalias_params(&mut lines);
+    clamped_indices::clamped_checks(&mut lines);
     guarded_loads::hoist(&mut lines);
     saturating_casts::nvvm_casts(&mut lines);
     float_atomics::atomicrmw_fadd(&mut lines);
