@@ -11,6 +11,14 @@ EXAMPLES="saxpy reduction sgemm histogram transpose softmax stencil scan"
 pkgs=""; for e in $EXAMPLES prebuilt kargs oxide-bench-gpu cargo-oxide; do pkgs="$pkgs -p $e"; done
 cargo build --release --locked $pkgs
 for e in $EXAMPLES prebuilt kargs oxide-bench-gpu cargo-oxide; do cp "target/release/$e" "$BIN/"; done
+# The crate `cargo oxide new` scaffolds (the README's "Your own crate"), built outside the
+# workspace against this checkout; gpu-check.sh runs it on the GPU.
+scaffold="$(mktemp -d)"
+(cd "$scaffold" && "$OLDPWD/target/release/cargo-oxide" oxide new hello-gpu >/dev/null)
+cp Cargo.lock "$scaffold/hello-gpu/"
+(cd "$scaffold/hello-gpu" && CARGO_TARGET_DIR="$OLDPWD/target" cargo build --release --quiet)
+cp target/release/hello-gpu "$BIN/scaffold-hello-gpu"
+rm -rf "$scaffold"
 # Test binaries: the last line cargo prints for each test target names its executable.
 tests() { cargo test --locked "$@" --no-run --message-format=json 2>/dev/null \
   | grep -o '"executable":"[^"]*"' | cut -d'"' -f4; }

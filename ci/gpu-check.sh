@@ -16,6 +16,7 @@ step env OXIDE_BACKEND=cuda "$BIN/sgemm" 1531   # the full f64 check of 4096^3 t
 step env OXIDE_LOG=1 "$BIN/prebuilt"
 step env OXIDE_LOG=1 OXIDE_FORCE_PTX=1 "$BIN/prebuilt"
 step env OXIDE_BACKEND=cuda "$BIN/kargs"
+step env OXIDE_BACKEND=cuda "$BIN/scaffold-hello-gpu"   # what `cargo oxide new` writes
 # Informational: the GPU machine has no device toolchain, so doctor exits 1 by design there.
 echo; echo "=== cargo-oxide doctor"; "$BIN/cargo-oxide" doctor || true
 SAN="${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
