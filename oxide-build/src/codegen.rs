@@ -150,7 +150,7 @@ fn choose_flags(
     text: String,
     commands: &mut Vec<String>,
 ) -> Result<String, Error> {
-    let first = resources(ptxas, input, &text, "")?;
+    let first = resources(ptxas, input, &text, "", commands)?;
     if !llc_choice::worth_trying(&first) {
         return Ok(text);
     }
@@ -159,7 +159,7 @@ fn choose_flags(
         let suffix = format!(".alt{}", i + 1);
         let alt = llc_run(llc, input, ir, (flags, &suffix), commands)?;
         // The first text is the one the build stands on; another that ptxas refuses is not used.
-        if let Ok(report) = resources(ptxas, input, &alt, &suffix) {
+        if let Ok(report) = resources(ptxas, input, &alt, &suffix, commands) {
             texts.push(alt);
             reports.push(report);
         }
@@ -180,13 +180,21 @@ fn choose_flags(
 
 /// ptxas's per-kernel resources of `text` (written to `<module><suffix>.checked.ptx`) for every
 /// target architecture.
-fn resources(ptxas: &Path, input: &Input<'_>, text: &str, suffix: &str) -> Result<llc_choice::Reports, Error> {
+fn resources(
+    ptxas: &Path,
+    input: &Input<'_>,
+    text: &str,
+    suffix: &str,
+    commands: &mut Vec<String>,
+) -> Result<llc_choice::Reports, Error> {
     let ptx = input.work_dir.join(format!("{}{suffix}.checked.ptx", input.module));
     std::fs::write(&ptx, text).map_err(|e| Error::io(format!("writing {}", ptx.display()), e))?;
     let mut out = Vec::new();
     for arch in input.archs {
         let cubin = input.work_dir.join(format!("{}{suffix}.{arch}.cubin", input.module));
-        out.push((arch.clone(), crate::ptxas::validate(ptxas, &ptx, arch, input.module, &cubin)?.resources));
+        let report = crate::ptxas::validate(ptxas, &ptx, arch, input.module, &cubin)?;
+        commands.push(report.command);
+        out.push((arch.clone(), report.resources));
     }
     Ok(out)
 }
