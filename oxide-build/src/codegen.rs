@@ -18,8 +18,10 @@ pub(crate) struct Input<'a> {
     /// Some loop exit was made countable (see `ir/distance_exits.rs`).
     pub counted_exits: bool,
     pub arch: &'a str,
-    /// The architectures ptxas compiles for; machine sinking is chosen per kernel on them.
+    /// The architectures ptxas compiles for; llc flags are chosen per kernel on them.
     pub archs: &'a [String],
+    /// Choose llc flags per kernel (`llc_choice.rs`): release builds, where speed counts.
+    pub choose_flags: bool,
     pub opt_level: u8,
     /// Contract `a * b + c` into `fma` like nvcc's default `--fmad=true`.
     pub fmad: bool,
@@ -110,8 +112,8 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
     }
     let text = llc_run(llc, input, &ir, (&[], ""), &mut commands)?;
     let text = match &tc.ptxas {
-        Some(ptxas) => choose_flags(llc, ptxas, input, &ir, text, &mut commands)?,
-        None => text,
+        Some(ptxas) if input.choose_flags => choose_flags(llc, ptxas, input, &ir, text, &mut commands)?,
+        _ => text,
     };
     Ok((text, commands))
 }

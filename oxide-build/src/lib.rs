@@ -494,6 +494,7 @@ impl Build {
                     counted_exits: processed.counted_exits,
                     arch: &lowest,
                     archs: &archs,
+                    choose_flags: !panic_messages,
                     opt_level: self.opt_level,
                     fmad: self.fmad,
                     work_dir: &work,
