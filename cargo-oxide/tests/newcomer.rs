@@ -190,6 +190,17 @@ fn a_kernel_with_a_type_error_shows_rustcs_error_at_the_users_line_first() {
     // cargo's own "warning: build failed, waiting for other jobs to finish..." is not oxide's.
     let warnings = log.lines().filter(|l| l.contains("warning") && !l.contains("waiting for other jobs"));
     assert_eq!(warnings.count(), 0, "no warnings from oxide's own code:\n{log}");
+    // The build script's output (after cargo's own "failed to run custom build command" lines)
+    // starts with oxide-build's one-line header: no stdout section, nothing before the error.
+    let script: Vec<&str> = log
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| !l.starts_with("--- std"))
+        .filter(|l| !l.is_empty())
+        .take(2)
+        .collect();
+    assert_eq!(script.first().copied(), Some("--- stderr"), "{log}");
+    assert!(script.get(1).is_some_and(|l| l.starts_with("error occurred in oxide-build")), "{log}");
     // After oxide-build's one-line header, rustc's own diagnostic, spanned in the user's file.
     let errors: Vec<&str> = log
         .lines()

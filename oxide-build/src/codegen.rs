@@ -1,22 +1,24 @@
 //! LLVM IR → PTX: link libdevice when the kernels call `__nv_*` math, optimise, run `llc`.
 //! Failures (e.g. LLVM's "unsupported library call" abort) become a short error naming the
-//! module and LLVM's own message instead of a crash dump.
+//! module and LLVM's own message instead of a crash dump. Without an llc matching rustc's LLVM,
+//! the PTX rustc wrote itself is used, if the kernels need nothing only llc can do.
 
+use crate::device_crate::write_if_changed;
 use crate::error::{command_line, Error, ErrorKind};
+use crate::ir;
 use crate::llc_choice;
-use crate::toolchain::Toolchain;
+use crate::toolchain::{self, Toolchain};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub(crate) struct Input<'a> {
     pub module: &'a str,
-    pub ir: &'a Path,
-    pub kernels: &'a [String],
-    pub needs_libdevice: bool,
-    /// Loops are marked `llvm.loop.unroll.full` (see `ir/private_array_loops.rs`).
-    pub unroll_private_loops: bool,
-    /// Some loop exit was made countable (see `ir/distance_exits.rs`).
-    pub counted_exits: bool,
+    /// The rewritten IR (see `ir.rs`), with what the optimiser must know about it.
+    pub ir: &'a ir::Module,
+    /// The PTX rustc wrote itself (only when no llc matches rustc's LLVM).
+    pub rustc_ptx: Option<&'a Path>,
+    /// Where the PTX goes.
+    pub ptx: &'a Path,
     pub arch: &'a str,
     /// The architectures ptxas compiles for; llc flags are chosen per kernel on them.
     pub archs: &'a [String],
@@ -38,14 +40,79 @@ fn opt_tuning(input: &Input<'_>) -> [String; 3] {
     [format!("-mcpu={}", input.arch), crate::device_build::RUNTIME_MULTI_EXIT.to_string(), SCEV_BUDGET.to_string()]
 }
 
-/// Returns the PTX text and the commands that produced it.
-pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<String>), Error> {
-    let Some(llc) = &tc.llc else {
-        return Err(Error::new(ErrorKind::Llc, "no llc available")); // callers check first
+/// The codegen stage's result: the PTX, written to `path`.
+pub(crate) struct Ptx {
+    pub path: PathBuf,
+    pub text: String,
+    commands: Vec<String>,
+    inputs: Vec<PathBuf>,
+    warnings: Vec<String>,
+}
+
+impl crate::Traced for Ptx {
+    fn trace(&self) -> crate::Trace {
+        crate::Trace {
+            commands: self.commands.clone(),
+            inputs: self.inputs.clone(),
+            outputs: vec![self.path.clone()],
+            warnings: self.warnings.clone(),
+        }
+    }
+}
+
+/// Compiles the rewritten IR to PTX (or takes rustc's) and writes it.
+pub(crate) fn run(tc: &Toolchain, input: &Input<'_>) -> Result<Ptx, Error> {
+    let needs_libdevice = input.ir.processed.needs_libdevice;
+    let mut inputs = vec![input.ir.path.clone()];
+    inputs.extend(tc.libdevice.clone().filter(|_| needs_libdevice));
+    let (text, commands, warnings) = match &tc.llc {
+        Some(llc) => {
+            let (text, commands) = llc_ptx(tc, llc, input)?;
+            (text, commands, vec![])
+        }
+        None => (rustc_ptx(tc, input)?, vec![], vec![NO_LLC.to_string()]),
     };
+    write_if_changed(input.ptx, &text)?;
+    Ok(Ptx { path: input.ptx.to_path_buf(), text, commands, inputs, warnings })
+}
+
+const NO_LLC: &str = "no llc matching rustc's LLVM found; using the PTX rustc emitted itself";
+
+/// rustc's own PTX, unless the kernels use what only the IR stage and llc provide.
+fn rustc_ptx(tc: &Toolchain, input: &Input<'_>) -> Result<String, Error> {
+    let processed = &input.ir.processed;
+    let needs = [
+        (!processed.shared_statics.is_empty()).then_some("shared memory"),
+        processed.needs_libdevice.then_some("libdevice math"),
+        processed.meta.iter().any(|m| m.name.starts_with("__oxide_launch_bounds_")).then_some("launch bounds"),
+        processed.meta.iter().any(|m| m.name.starts_with("__oxide_block_")).then_some("a required block shape"),
+    ];
+    let needs: Vec<&str> = needs.into_iter().flatten().collect();
+    if !needs.is_empty() {
+        return Err(Error::new(
+            ErrorKind::Llc,
+            format!(
+                "kernels module `{}` uses {} which needs LLVM's llc {} next to the device rustc, and none was found.\n  \
+                 looked for: OXIDE_LLC, LLC_PATH, CUDA_OXIDE_LLC, the toolchain's llvm-tools, llc-{} on PATH\n  fix: {} (or {})",
+                input.module,
+                needs.join(", "),
+                tc.llvm_major.map(|m| m.to_string()).unwrap_or_default(),
+                tc.llvm_major.map(|m| m.to_string()).unwrap_or_else(|| "N".into()),
+                toolchain::INSTALL_DEBIAN,
+                "rustup component add llvm-tools"
+            ),
+        ));
+    }
+    let asm = input.rustc_ptx.ok_or_else(|| Error::new(ErrorKind::Llc, "rustc wrote no PTX"))?;
+    std::fs::read_to_string(asm).map_err(|e| Error::io(format!("reading {}", asm.display()), e))
+}
+
+/// Returns the PTX text and the commands that produced it.
+fn llc_ptx(tc: &Toolchain, llc: &Path, input: &Input<'_>) -> Result<(String, Vec<String>), Error> {
+    let processed = &input.ir.processed;
     let mut commands = Vec::new();
-    let mut ir = input.ir.to_path_buf();
-    if input.needs_libdevice {
+    let mut ir = input.ir.path.clone();
+    if processed.needs_libdevice {
         let libdevice = tc.libdevice.as_ref().ok_or_else(|| {
             Error::new(
                 ErrorKind::MissingLibdevice,
@@ -53,7 +120,7 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
                     "the kernels in `{}` call CUDA math functions (`__nv_*`), which live in libdevice, but libdevice.10.bc was not found.\n  \
                      fix: set OXIDE_LIBDEVICE=<path>/libdevice.10.bc, or {}",
                     input.module,
-                    crate::toolchain::INSTALL_PTXAS
+                    toolchain::INSTALL_PTXAS
                 ),
             )
         })?;
@@ -66,7 +133,7 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
                         "linking libdevice for `{}` needs llvm-link and opt next to {}; fix: install the full LLVM tools ({})",
                         input.module,
                         llc.display(),
-                        crate::toolchain::INSTALL_DEBIAN
+                        toolchain::INSTALL_DEBIAN
                     ),
                 ))
             }
@@ -74,17 +141,17 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
         let linked = input.work_dir.join("linked.bc");
         let mut cmd = Command::new(link);
         cmd.arg(&ir).arg(libdevice).arg("-o").arg(&linked);
-        commands.push(run(&mut cmd, input.module, "llvm-link")?);
+        commands.push(run_tool(&mut cmd, input.module, "llvm-link")?);
         // libdevice's functions must become internal too, or llc emits all of them.
         let optimized = input.work_dir.join("opt.bc");
         let mut cmd = Command::new(opt);
         cmd.arg(format!("-passes=internalize,globaldce,default<O{}>", input.opt_level.min(3)))
-            .arg(format!("-internalize-public-api-list={}", input.kernels.join(",")))
+            .arg(format!("-internalize-public-api-list={}", processed.kernels.join(",")))
             .args(opt_tuning(input))
             .arg(&linked)
             .arg("-o")
             .arg(&optimized);
-        commands.push(run(&mut cmd, input.module, "opt")?);
+        commands.push(run_tool(&mut cmd, input.module, "opt")?);
         ir = optimized;
     } else if let Some(opt) = &tc.opt {
         // Inline what the IR stage marked `alwaysinline` (release panic paths), then drop what
@@ -95,10 +162,10 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
         // arrays promoted to registers and the unrolled code folded. Loops with a newly counted
         // exit are unrolled at run time (rustc's pipeline saw them uncounted).
         let mut function_passes = Vec::new();
-        if input.unroll_private_loops {
+        if processed.unroll_private_loops {
             function_passes.push("loop(loop-unroll-full),sroa,early-cse,instcombine,simplifycfg");
         }
-        if input.counted_exits {
+        if processed.counted_exits {
             function_passes.push("loop-unroll<O3>,simplifycfg");
         }
         let passes = if function_passes.is_empty() {
@@ -107,7 +174,7 @@ pub(crate) fn ptx(tc: &Toolchain, input: &Input<'_>) -> Result<(String, Vec<Stri
             format!("-passes=always-inline,function({}),globaldce", function_passes.join(","))
         };
         cmd.arg(passes).args(opt_tuning(input)).arg(&ir).arg("-o").arg(&optimized);
-        commands.push(run(&mut cmd, input.module, "opt")?);
+        commands.push(run_tool(&mut cmd, input.module, "opt")?);
         ir = optimized;
     }
     let text = llc_run(llc, input, &ir, (&[], ""), &mut commands)?;
@@ -138,7 +205,7 @@ fn llc_run(
     // BENCHMARKS.md). ptxas does its own strength reduction.
     cmd.arg("-disable-lsr").args(extra);
     cmd.arg(ir).arg("-o").arg(&ptx);
-    commands.push(run(&mut cmd, input.module, "llc")?);
+    commands.push(run_tool(&mut cmd, input.module, "llc")?);
     std::fs::read_to_string(&ptx).map_err(|e| Error::io(format!("reading {}", ptx.display()), e))
 }
 
@@ -201,7 +268,7 @@ fn resources(
     Ok(out)
 }
 
-fn run(cmd: &mut Command, module: &str, tool: &str) -> Result<String, Error> {
+fn run_tool(cmd: &mut Command, module: &str, tool: &str) -> Result<String, Error> {
     let line = command_line(cmd);
     let out = cmd
         .output()

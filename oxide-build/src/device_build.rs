@@ -15,10 +15,6 @@ pub(crate) struct Options<'a> {
     pub arch: &'a str,
     pub opt_level: u8,
     pub cfgs: &'a [String],
-    /// Also have rustc write PTX itself (used when no matching llc exists).
-    pub emit_asm: bool,
-    /// No libdevice: the device API falls back to its own `no_std` math (`--cfg oxide_no_libdevice`).
-    pub no_libdevice: bool,
     /// The kernels module file and its module name, for hints about paths that leave it.
     pub kernels_file: &'a Path,
     pub module: &'a str,
@@ -26,29 +22,38 @@ pub(crate) struct Options<'a> {
 
 pub(crate) struct DeviceBuild {
     pub ir: PathBuf,
+    /// The PTX rustc wrote itself, when no matching llc exists.
     pub asm: Option<PathBuf>,
-    /// Every source file rustc read for the device crate (from its dep-info).
+    /// Every source file the device build read (from its dep-info): the kernels module, what it
+    /// includes, oxide-rt and other local crates.
     pub sources: Vec<PathBuf>,
     pub command: String,
+    /// The kernels module and the generated crate root.
+    pub inputs: Vec<PathBuf>,
+}
+
+impl crate::Traced for DeviceBuild {
+    fn trace(&self) -> crate::Trace {
+        let mut outputs = vec![self.ir.clone()];
+        outputs.extend(self.asm.clone());
+        crate::Trace { commands: vec![self.command.clone()], inputs: self.inputs.clone(), outputs, warnings: vec![] }
+    }
 }
 
 /// LLVM option shared by rustc's and opt's unrollers (see the device rustflags below).
 pub(crate) const RUNTIME_MULTI_EXIT: &str = "-unroll-runtime-multi-exit";
 
-pub(crate) fn run(
-    tc: &Toolchain,
-    env: &Env,
-    krate: &DeviceCrate,
-    target_dir: &Path,
-    opts: &Options<'_>,
-) -> Result<DeviceBuild, Error> {
+pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, opts: &Options<'_>) -> Result<DeviceBuild, Error> {
+    let target_dir = &krate.target_dir;
+    // Without a matching llc, rustc's own PTX is used.
+    let emit_asm = tc.llc.is_none();
     let mut cmd = Command::new(&tc.cargo);
     cmd.current_dir(&krate.dir)
         .args(["rustc", "--release", "--lib", "--target", TARGET, "-Zbuild-std=core"])
         .arg("--manifest-path")
         .arg(krate.dir.join("Cargo.toml"))
         .args(["--color", "never", "--quiet", "--"])
-        .arg(if opts.emit_asm { "--emit=llvm-ir,asm" } else { "--emit=llvm-ir" })
+        .arg(if emit_asm { "--emit=llvm-ir,asm" } else { "--emit=llvm-ir" })
         .arg("-Zno-link")
         .arg(format!("-Copt-level={}", opts.opt_level));
     for cfg in opts.cfgs {
@@ -92,7 +97,8 @@ pub(crate) fn run(
         "-Zinline-mir-threshold=400".to_string(),
         "-Zinline-mir-hint-threshold=800".to_string(),
     ];
-    if opts.no_libdevice {
+    // Without libdevice the device API falls back to its own `no_std` math.
+    if tc.libdevice.is_none() {
         rustflags.extend(["--cfg".to_string(), "oxide_no_libdevice".to_string()]);
     }
     cmd.env("CARGO_ENCODED_RUSTFLAGS", rustflags.join("\x1f"));
@@ -116,14 +122,19 @@ pub(crate) fn run(
             format!("the device build succeeded but wrote no LLVM IR at {}\n  command: {command}", ir.display()),
         ));
     }
-    let asm = opts.emit_asm.then(|| deps.join(format!("{}.s", krate.lib_name)));
+    let asm = emit_asm.then(|| deps.join(format!("{}.s", krate.lib_name)));
     // Cargo's own dep-info lists the sources of every local crate the device build compiled
     // (the kernels module, oxide-rt, oxide-macros, no_std dependencies), so editing any of them
     // reruns the build script; rustc's per-crate file only has the kernels crate.
     let cargo_dep_info = target_dir.join(TARGET).join("release").join(format!("{}.d", krate.lib_name));
     let dep_info = if cargo_dep_info.is_file() { cargo_dep_info } else { deps.join(format!("{}.d", krate.lib_name)) };
-    let sources = read_dep_info(&dep_info, &krate.dir)?;
-    Ok(DeviceBuild { ir, asm, sources, command })
+    // The toolchain's own sources and the generated root are not the user's to track.
+    let sources = read_dep_info(&dep_info, &krate.dir)?
+        .into_iter()
+        .filter(|p| !p.starts_with(&krate.dir) && !p.components().any(|c| c.as_os_str() == "rustlib"))
+        .collect();
+    let inputs = vec![opts.kernels_file.to_path_buf(), krate.dir.join("lib.rs")];
+    Ok(DeviceBuild { ir, asm, sources, command, inputs })
 }
 
 fn compile_error(stderr: &str, command: &str, tc: &Toolchain, opts: &Options<'_>) -> Error {

@@ -6,9 +6,12 @@
 //! transform work line by line without LLVM bindings.
 //!
 //! Each transform lives in a file of its own under `ir/`, beside its tests; [`process`] is the
-//! ordered list of them. [`inline_panic_paths`] runs after it, in release builds only.
+//! ordered list of them. [`inline_panic_paths`] runs after it, in release builds only. [`run`]
+//! is the pipeline stage: rustc's IR file in, the rewritten IR file out.
 
+use crate::error::{Error, ErrorKind};
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 mod clamped_indices;
 mod distance_exits;
@@ -27,6 +30,58 @@ mod saturating_casts;
 mod shared_memory;
 
 pub use panic_paths::inline_panic_paths;
+
+pub(crate) struct Input<'a> {
+    /// rustc's LLVM IR of the whole device module.
+    pub raw: &'a Path,
+    pub module: &'a str,
+    /// The kernels module as the build script names it, for the warning when it has no kernels.
+    pub module_file: &'a Path,
+    /// Debug builds keep the panic paths that format a message (see `ir/panic_paths.rs`).
+    pub panic_messages: bool,
+    /// Where the rewritten IR is written (`<module>.ll`).
+    pub work_dir: &'a Path,
+}
+
+/// The IR stage's result: the rewritten module, written to `path` for codegen.
+pub(crate) struct Module {
+    pub processed: Processed,
+    pub path: PathBuf,
+    raw: PathBuf,
+    warnings: Vec<String>,
+}
+
+impl crate::Traced for Module {
+    fn trace(&self) -> crate::Trace {
+        crate::Trace {
+            commands: vec![],
+            inputs: vec![self.raw.clone()],
+            outputs: vec![self.path.clone()],
+            warnings: self.warnings.clone(),
+        }
+    }
+}
+
+/// Reads rustc's IR, rewrites it ([`process`], and [`inline_panic_paths`] without panic
+/// messages) and writes the result.
+pub(crate) fn run(input: &Input<'_>) -> Result<Module, Error> {
+    let raw =
+        std::fs::read_to_string(input.raw).map_err(|e| Error::io(format!("reading {}", input.raw.display()), e))?;
+    let mut processed =
+        process(&raw).map_err(|e| Error::new(ErrorKind::Ir, format!("kernels module `{}`: {e}", input.module)))?;
+    if !input.panic_messages {
+        processed.ir = inline_panic_paths(&processed.ir);
+    }
+    let mut warnings = Vec::new();
+    if processed.kernels.is_empty() {
+        warnings.push(format!("{} defines no #[kernel] functions", input.module_file.display()));
+    }
+    let work = input.work_dir;
+    std::fs::create_dir_all(work).map_err(|e| Error::io(format!("creating {}", work.display()), e))?;
+    let path = work.join(format!("{}.ll", input.module));
+    std::fs::write(&path, &processed.ir).map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+    Ok(Module { processed, path, raw: input.raw.to_path_buf(), warnings })
+}
 
 /// The rewritten module and what the rest of the pipeline needs to know about it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,9 +7,9 @@
 //! }
 //! ```
 //!
-//! The pipeline, one stage per file, data flowing one way:
-//! [`toolchain`] (find the device rustc/cargo/llc/ptxas) → `device_crate` (a generated
-//! `no_std` crate that includes the module by `#[path]`) → `device_build` (cargo
+//! The pipeline, one stage per file, data flowing one way: `plan` (the kernels module, output
+//! directory, archs) → [`toolchain`] (find the device rustc/cargo/llc/ptxas) → `device_crate`
+//! (a generated `no_std` crate that includes the module by `#[path]`) → `device_build` (cargo
 //! `-Zbuild-std=core`, LLVM IR of the whole linked module) → `ir` (internalize, shared memory,
 //! launch bounds, convergent) → `codegen` (libdevice, opt, llc → PTX) → `ptxas` (validation,
 //! registers/spills) → [`manifest`] (kernels, parameter layouts, source hash).
@@ -30,6 +30,7 @@ mod error;
 mod ir;
 mod llc_choice;
 pub mod manifest;
+mod plan;
 pub mod prebuilt;
 mod ptxas;
 pub mod toolchain;
@@ -40,6 +41,7 @@ pub use ptxas::KernelResources;
 pub use toolchain::Toolchain;
 
 use env::Env;
+use plan::Plan;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -292,418 +294,137 @@ impl Build {
     }
 
     /// Runs the build and returns what it produced, or an error naming the cause and the fix.
+    ///
+    /// The stages, one file each: plan → (prebuilt kernels, or) toolchain → device crate →
+    /// device build → IR → codegen → ptxas → manifest.
     pub fn try_compile(&self) -> Result<Output, Error> {
-        let mut rec = Recorder {
-            trace: self.env.var("OXIDE_TRACE").is_some_and(|v| v != "0") && self.cargo_metadata,
-            stages: Vec::new(),
-        };
-        let config = |msg: String| Error::new(ErrorKind::Config, msg);
-        let manifest_dir = match &self.manifest_dir {
-            Some(d) => d.clone(),
-            None => self.env.path("CARGO_MANIFEST_DIR").ok_or_else(|| {
-                config(
-                    "CARGO_MANIFEST_DIR is not set; run oxide-build from a build script or call .manifest_dir(..)"
-                        .into(),
-                )
-            })?,
-        };
-        let rel = self
-            .source
-            .clone()
-            .ok_or_else(|| config("no kernels module given; use oxide_build::kernels(\"src/kernels.rs\")".into()))?;
-        let source = manifest_dir.join(&rel);
-        if !source.is_file() {
-            return Err(config(format!(
-                "the kernels module {} does not exist (resolved to {})",
-                rel.display(),
-                source.display()
-            )));
+        let mut rec = Recorder::new(self);
+        let plan = Plan::new(self)?;
+        if let Some(reason) = plan.forced_prebuilt(self) {
+            return self.use_prebuilt(&plan, &reason, rec);
         }
-        // `src/kernels.rs` → module `kernels`; `src/kernels/mod.rs` → `kernels` too.
-        let (src_dir, module) = if source.file_name().is_some_and(|n| n == "mod.rs") {
-            let dir = source.parent().unwrap_or(Path::new("."));
-            (
-                dir.parent().unwrap_or(Path::new(".")).to_path_buf(),
-                dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-            )
-        } else {
-            let stem = source.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            (source.parent().unwrap_or(Path::new(".")).to_path_buf(), stem)
-        };
-        if module.is_empty()
-            || !module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            || module.starts_with(|c: char| c.is_ascii_digit())
-        {
-            return Err(config(format!(
-                "the kernels module file {} must be named like a Rust module (e.g. src/kernels.rs)",
-                rel.display()
-            )));
-        }
-        let out_dir = match &self.out_dir {
-            Some(d) => d.clone(),
-            None => self.env.path("OUT_DIR").ok_or_else(|| {
-                config("OUT_DIR is not set; run oxide-build from a build script or call .out_dir(..)".into())
-            })?,
-        };
-        let package =
-            self.package.clone().or_else(|| self.env.var("CARGO_PKG_NAME")).unwrap_or_else(|| "kernels".into());
-        let archs = if self.archs.is_empty() { vec!["sm_75".to_string()] } else { self.archs.clone() };
-        for a in &archs {
-            if !a
-                .strip_prefix("sm_")
-                .is_some_and(|n| n.len() >= 2 && n.trim_end_matches('a').chars().all(|c| c.is_ascii_digit()))
-            {
-                return Err(config(format!("`{a}` is not a CUDA architecture; use e.g. .arch(\"sm_90\")")));
-            }
-        }
-        let lowest = archs
-            .iter()
-            .min_by_key(|a| a.trim_start_matches("sm_").trim_end_matches('a').parse::<u32>().unwrap_or(0))
-            .cloned()
-            .unwrap_or_default();
-        let source_rel = manifest::relative(&source, &manifest_dir);
-
-        // Prebuilt kernels: forced, or the fallback when no device toolchain is here.
-        let prebuilt_dir = self.prebuilt.as_ref().map(|d| manifest_dir.join(d));
-        let on = |k: &str| self.env.var(k).is_some_and(|v| v != "0");
-        let prebuilt_request = |dir: &Path, reason: &str| {
-            self.use_prebuilt(
-                &prebuilt::Request {
-                    dir,
-                    manifest_dir: &manifest_dir,
-                    module: &module,
-                    source: &source_rel,
-                    archs: &archs,
-                    out_dir: &out_dir,
-                    reason,
-                },
-                rec.trace,
-            )
-        };
-        if let Some(dir) = &prebuilt_dir {
-            for var in ["OXIDE_FORCE_PREBUILT", "OXIDE_PREFER_PREBUILT"] {
-                if on(var) {
-                    return prebuilt_request(dir, &format!("{var}=1 is set"));
-                }
-            }
-        }
-
-        let t = Instant::now();
-        let tc = match toolchain::discover(&self.env) {
+        let tc = match rec.run("discover toolchain", || toolchain::discover(&self.env)) {
             Ok(tc) => tc,
-            Err(e)
-                if matches!(e.kind, ErrorKind::ToolchainNotFound | ErrorKind::MissingRustSrc)
-                    && prebuilt_dir.is_some() =>
-            {
-                let reason = e.message.lines().next().unwrap_or_default().trim_end_matches(':').to_string();
-                return prebuilt_request(prebuilt_dir.as_deref().unwrap_or(Path::new(".")), &reason);
-            }
-            Err(e) => return Err(e),
+            Err(e) => match plan.prebuilt_fallback(&e) {
+                Some(reason) => return self.use_prebuilt(&plan, &reason, rec),
+                None => return Err(e),
+            },
         };
-        rec.stage("discover toolchain", t, vec![], vec![], vec![tc.rustc.clone()]);
-
-        let oxide_rt = match &self.oxide_rt {
-            Some(d) => d.clone(),
-            None => self.env.path("DEP_OXIDE_RT_ROOT").ok_or_else(|| config(
-                "oxide-rt's sources were not found (DEP_OXIDE_RT_ROOT is unset); add `oxide-rt` to this crate's [dependencies]".into(),
-            ))?,
-        };
-        let target_dir = match (self.target_dir.clone(), self.env.path("OXIDE_TARGET_DIR")) {
-            (Some(d), _) | (None, Some(d)) => d,
-            // OUT_DIR = <target>[/<triple>]/<profile>/build/<pkg>-<hash>/out
-            (None, None) => out_dir
-                .ancestors()
-                .nth(4)
-                .map(|t| t.join("oxide-device"))
-                .unwrap_or_else(|| out_dir.join("oxide-device")),
-        };
-        let dependencies: Vec<(String, String)> =
-            self.dependencies.iter().map(|(n, v)| (n.clone(), absolutize_paths(v, &manifest_dir))).collect();
-        let edition = self.edition.clone().unwrap_or_else(|| read_edition(&manifest_dir));
-        let lockfile = manifest_dir.ancestors().map(|d| d.join("Cargo.lock")).find(|p| p.is_file());
-
-        let panic_messages =
-            self.panic_messages.unwrap_or_else(|| self.env.var("PROFILE").as_deref() != Some("release"));
-        let t = Instant::now();
-        let krate = device_crate::generate(&device_crate::Spec {
-            dir: target_dir.join("crates").join(format!("{}-{module}", device_crate::sanitize(&package))),
-            host_package: &package,
-            module_name: &module,
-            src_dir: &src_dir,
-            edition: &edition,
-            oxide_rt: &oxide_rt,
-            dependencies: &dependencies,
-            lockfile: lockfile.as_deref(),
-            panic_messages,
-        })?;
-        let built = device_build::run(
-            &tc,
-            &self.env,
-            &krate,
-            &target_dir,
-            &device_build::Options {
-                arch: &lowest,
+        let spec = device_crate::Spec::new(self, &plan)?;
+        let built = rec.run("device build (cargo + rustc)", || {
+            let options = device_build::Options {
+                arch: &plan.lowest,
                 opt_level: self.opt_level,
                 cfgs: &self.cfgs,
-                emit_asm: tc.llc.is_none(),
-                no_libdevice: tc.libdevice.is_none(),
-                kernels_file: &source,
-                module: &module,
-            },
-        )?;
-        let mut outputs = vec![built.ir.clone()];
-        outputs.extend(built.asm.clone());
-        rec.stage(
-            "device build (cargo + rustc)",
-            t,
-            vec![built.command.clone()],
-            vec![source.clone(), krate.dir.join("lib.rs")],
-            outputs,
-        );
-
-        let t = Instant::now();
-        let raw_ir =
-            std::fs::read_to_string(&built.ir).map_err(|e| Error::io(format!("reading {}", built.ir.display()), e))?;
-        let mut processed =
-            ir::process(&raw_ir).map_err(|e| Error::new(ErrorKind::Ir, format!("kernels module `{module}`: {e}")))?;
-        if !panic_messages {
-            processed.ir = ir::inline_panic_paths(&processed.ir);
-        }
-        if processed.kernels.is_empty() && self.cargo_metadata {
-            println!("cargo:warning=oxide-build: {} defines no #[kernel] functions", rel.display());
-        }
-        let work = out_dir.join("oxide").join("work");
-        std::fs::create_dir_all(&work).map_err(|e| Error::io(format!("creating {}", work.display()), e))?;
-        let ir_path = work.join(format!("{module}.ll"));
-        std::fs::write(&ir_path, &processed.ir).map_err(|e| Error::io(format!("writing {}", ir_path.display()), e))?;
-        rec.stage("IR post-processing", t, vec![], vec![built.ir.clone()], vec![ir_path.clone()]);
-
-        let t = Instant::now();
-        let dir = out_dir.join("oxide");
-        let ptx_path = dir.join(format!("{module}.ptx"));
-        let mut llc_commands = Vec::new();
-        let ptx_text = if tc.llc.is_some() {
-            let (ptx, cmds) = codegen::ptx(
+                kernels_file: &plan.source,
+                module: &plan.module,
+            };
+            device_build::run(&tc, &self.env, &device_crate::generate(&spec)?, &options)
+        })?;
+        let ir = rec.run("IR post-processing", || {
+            ir::run(&ir::Input {
+                raw: &built.ir,
+                module: &plan.module,
+                module_file: &plan.rel,
+                panic_messages: spec.panic_messages,
+                work_dir: &plan.work_dir(),
+            })
+        })?;
+        let ptx = rec.run("llc", || {
+            codegen::run(
                 &tc,
                 &codegen::Input {
-                    module: &module,
-                    ir: &ir_path,
-                    kernels: &processed.kernels,
-                    needs_libdevice: processed.needs_libdevice,
-                    unroll_private_loops: processed.unroll_private_loops,
-                    counted_exits: processed.counted_exits,
-                    arch: &lowest,
-                    archs: &archs,
-                    choose_flags: !panic_messages,
+                    module: &plan.module,
+                    ir: &ir,
+                    rustc_ptx: built.asm.as_deref(),
+                    ptx: &plan.oxide_dir().join(format!("{}.ptx", plan.module)),
+                    arch: &plan.lowest,
+                    archs: &plan.archs,
+                    choose_flags: !spec.panic_messages,
                     opt_level: self.opt_level,
                     fmad: self.fmad,
-                    work_dir: &work,
+                    work_dir: &plan.work_dir(),
                 },
-            )?;
-            llc_commands = cmds;
-            ptx
-        } else {
-            let needs = [
-                (!processed.shared_statics.is_empty()).then_some("shared memory"),
-                processed.needs_libdevice.then_some("libdevice math"),
-                processed.meta.iter().any(|m| m.name.starts_with("__oxide_launch_bounds_")).then_some("launch bounds"),
-                processed.meta.iter().any(|m| m.name.starts_with("__oxide_block_")).then_some("a required block shape"),
-            ];
-            let needs: Vec<&str> = needs.into_iter().flatten().collect();
-            if !needs.is_empty() {
-                return Err(Error::new(
-                    ErrorKind::Llc,
-                    format!(
-                        "kernels module `{module}` uses {} which needs LLVM's llc {} next to the device rustc, and none was found.\n  \
-                         looked for: OXIDE_LLC, LLC_PATH, CUDA_OXIDE_LLC, the toolchain's llvm-tools, llc-{} on PATH\n  fix: {} (or {})",
-                        needs.join(", "),
-                        tc.llvm_major.map(|m| m.to_string()).unwrap_or_default(),
-                        tc.llvm_major.map(|m| m.to_string()).unwrap_or_else(|| "N".into()),
-                        toolchain::INSTALL_DEBIAN,
-                        "rustup component add llvm-tools"
-                    ),
-                ));
-            }
-            let asm = built.asm.as_ref().ok_or_else(|| Error::new(ErrorKind::Llc, "rustc wrote no PTX"))?;
-            if self.cargo_metadata {
-                println!(
-                    "cargo:warning=oxide-build: no llc matching rustc's LLVM found; using the PTX rustc emitted itself"
-                );
-            }
-            std::fs::read_to_string(asm).map_err(|e| Error::io(format!("reading {}", asm.display()), e))?
-        };
-        device_crate::write_if_changed(&ptx_path, &ptx_text)?;
-        let mut llc_inputs = vec![ir_path.clone()];
-        llc_inputs.extend(tc.libdevice.clone().filter(|_| processed.needs_libdevice));
-        rec.stage("llc", t, llc_commands, llc_inputs, vec![ptx_path.clone()]);
-        let mut kernels = manifest::parse_entries(&ptx_text);
-
-        let t = Instant::now();
-        let mut validated = false;
-        let mut cubins = Vec::new();
-        let mut ptxas_commands = Vec::new();
-        if let Some(ptxas) = &tc.ptxas {
-            for arch in &archs {
-                let cubin = dir.join(format!("{module}.{arch}.cubin"));
-                let report = ptxas::validate(ptxas, &ptx_path, arch, &module, &cubin)?;
-                cubins.push((arch.clone(), cubin));
-                ptxas_commands.push(report.command);
-                for k in kernels.iter_mut() {
-                    if let Some(r) = report.resources.get(&k.name) {
-                        if (r.spill_stores > 0 || r.spill_loads > 0) && self.cargo_metadata {
-                            println!(
-                                "cargo:warning=oxide-build: kernel `{}` spills registers on {arch}: {} bytes stores, {} bytes loads ({} registers)",
-                                k.name, r.spill_stores, r.spill_loads, r.registers
-                            );
-                        }
-                        if self.cargo_metadata {
-                            for w in ptxas::resource_warnings(&k.name, arch, r, !panic_messages) {
-                                println!("cargo:warning=oxide-build: {w}");
-                            }
-                        }
-                        if arch == &lowest {
-                            k.resources = Some(r.clone());
-                        }
-                    }
-                }
-            }
-            validated = true;
-        } else if self.cargo_metadata {
-            println!(
-                "cargo:warning=oxide-build: ptxas not found, PTX not validated; fix: {}",
-                toolchain::INSTALL_PTXAS
-            );
-        }
-        rec.stage("ptxas", t, ptxas_commands, vec![ptx_path.clone()], cubins.iter().map(|(_, p)| p.clone()).collect());
-
-        let t = Instant::now();
-        // Files the device build read, minus the toolchain's own sources and our generated root.
-        let sources: Vec<PathBuf> = built
-            .sources
-            .iter()
-            .filter(|p| !p.starts_with(&krate.dir) && !p.components().any(|c| c.as_os_str() == "rustlib"))
-            .cloned()
-            .collect();
-        // The crate's own kernel sources define the prebuilt hash; oxide-rt/oxide-macros are
-        // versioned dependencies, tracked for rebuilds (below) but not part of the kernels' identity.
-        // The kernels module itself is always among them: prebuilt kernels are refused when their
-        // manifest does not hash it.
-        let mut own: Vec<PathBuf> = sources.iter().filter(|p| p.starts_with(&manifest_dir)).cloned().collect();
-        own.push(source.clone());
-        let entries =
-            manifest::source_entries(&own, &manifest_dir).map_err(|e| Error::io("hashing kernel sources", e))?;
-        let hash = manifest::tree_hash(&entries);
-        let meta: Vec<(String, Vec<u64>)> = processed.meta.iter().map(|m| (m.name.clone(), m.values.clone())).collect();
-        let manifest_path = dir.join(format!("{module}.manifest.json"));
-        let cubin_files: Vec<(String, String)> = cubins
-            .iter()
-            .map(|(a, p)| (a.clone(), p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()))
-            .collect();
-        // What the manifest vouches for: the PTX and cubins exactly as written (a prebuilt
-        // directory is checked against these before anything is embedded).
-        let mut file_hashes = vec![(format!("{module}.ptx"), manifest::content_hash(ptx_text.as_bytes()))];
-        for ((_, path), (_, name)) in cubins.iter().zip(&cubin_files) {
-            let bytes = std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-            file_hashes.push((name.clone(), manifest::content_hash(&bytes)));
-        }
-        let manifest = manifest::Manifest {
-            module: &module,
-            source: &source_rel,
-            source_hash: hash.clone(),
-            sources: &entries,
-            archs: &archs,
-            ptx_file: &format!("{module}.ptx"),
-            cubins: &cubin_files,
-            file_hashes: &file_hashes,
-            kernels: &kernels,
-            meta: &meta,
-            toolchain: serde_json::json!({
-                "origin": tc.origin,
-                "rustc": tc.rustc_version,
-                "llvm_major": tc.llvm_major,
-                "llc": tc.llc.as_ref().map(|p| p.display().to_string()),
-                "ptxas": tc.ptxas.as_ref().map(|p| p.display().to_string()),
-                "libdevice": tc.libdevice.as_ref().map(|p| p.display().to_string()),
-                "oxide_build": env!("CARGO_PKG_VERSION"),
-            }),
-        };
-        device_crate::write_if_changed(&manifest_path, &manifest.to_json())?;
-
-        // The cubins as a Rust expression that `include!` embeds next to the PTX.
-        let cubins_rs = dir.join(format!("{module}.cubins.rs"));
-        device_crate::write_if_changed(&cubins_rs, &prebuilt::cubins_expr(&cubins))?;
-        rec.stage("manifest", t, vec![], sources.clone(), vec![manifest_path.clone(), cubins_rs.clone()]);
-
-        // With a toolchain the prebuilt directory is not used, but say when it fell behind.
-        if let (Some(dir), true) = (&prebuilt_dir, self.cargo_metadata) {
-            let current = ManifestFile::read(&dir.join(format!("{module}.manifest.json"))).ok();
-            if current.is_none_or(|m| m.source_hash != hash || !prebuilt::check_files(&m).is_empty()) {
-                println!(
-                    "cargo:warning=oxide-build: the prebuilt kernels in {} do not match the current sources (built from source here); refresh them with `{}`",
-                    dir.display(),
-                    prebuilt::refresh_command(&manifest_dir, dir)
-                );
-            }
-        }
+            )
+        })?;
+        let checked = rec.run("ptxas", || {
+            ptxas::run(&ptxas::Input {
+                ptxas: tc.ptxas.as_deref(),
+                ptx: &ptx,
+                module: &plan.module,
+                archs: &plan.archs,
+                lowest: &plan.lowest,
+                dir: &plan.oxide_dir(),
+                local_arrays: !spec.panic_messages,
+            })
+        })?;
+        let written = rec.run("manifest", || {
+            manifest::write(&manifest::Input {
+                plan: &plan,
+                toolchain: &tc,
+                sources: &built.sources,
+                meta: &ir.processed.meta,
+                ptx: &ptx,
+                checked: &checked,
+            })
+        })?;
         if self.cargo_metadata {
-            println!("cargo:rustc-env=OXIDE_PTX={}", ptx_path.display());
-            println!("cargo:rustc-env=OXIDE_CUBINS={}", cubins_rs.display());
-            println!("cargo:rustc-env=OXIDE_MANIFEST={}", manifest_path.display());
-            println!("cargo:rustc-env=OXIDE_KERNELS_ORIGIN=built by {}", tc.rustc_version);
-            println!("cargo:rerun-if-changed={}", source.display());
-            for s in &sources {
-                println!("cargo:rerun-if-changed={}", s.display());
-            }
+            tell_cargo(&plan, &tc, &ptx, &written, &built.sources);
         }
         let (stages, timings, commands) = rec.finish();
         Ok(Output {
-            ptx: ptx_path,
-            manifest: manifest_path,
-            cubins,
-            ir: Some(ir_path),
-            kernels,
-            sources,
-            source_hash: hash,
+            ptx: ptx.path,
+            manifest: written.manifest,
+            cubins: checked.cubins,
+            ir: Some(ir.path),
+            kernels: checked.kernels,
+            sources: built.sources,
+            source_hash: written.source_hash,
             toolchain: Some(tc),
             prebuilt: None,
             stages,
             timings,
             commands,
-            validated,
+            validated: checked.validated,
         })
     }
 
     /// The build's result taken from a prebuilt directory (after checking it is current).
-    fn use_prebuilt(&self, req: &prebuilt::Request<'_>, trace: bool) -> Result<Output, Error> {
-        let mut rec = Recorder { trace, stages: Vec::new() };
-        let t = Instant::now();
-        let used = prebuilt::consume(req)?;
-        let mut outputs = vec![used.ptx.clone(), used.manifest.clone(), used.cubins_rs.clone()];
-        outputs.extend(used.cubins.iter().map(|(_, p)| p.clone()));
-        rec.stage("prebuilt kernels (check + copy)", t, vec![], vec![used.file.path.clone()], outputs);
+    fn use_prebuilt(&self, plan: &Plan, reason: &str, mut rec: Recorder) -> Result<Output, Error> {
+        let dir = plan.prebuilt_dir.as_deref().unwrap_or(Path::new("."));
+        let req = prebuilt::Request {
+            dir,
+            manifest_dir: &plan.manifest_dir,
+            module: &plan.module,
+            source: &plan.source_rel,
+            archs: &plan.archs,
+            out_dir: &plan.out_dir,
+            reason,
+        };
+        let used = rec.run("prebuilt kernels (check + copy)", || prebuilt::consume(&req))?;
         if self.cargo_metadata {
             let archs: Vec<&str> = used.cubins.iter().map(|(a, _)| a.as_str()).collect();
             println!(
                 "cargo:warning=oxide-build: using the prebuilt kernels in {} ({}; sources unchanged; cubins: {})",
-                req.dir.display(),
-                req.reason,
+                dir.display(),
+                reason,
                 if archs.is_empty() { "none, PTX only".to_string() } else { archs.join(", ") }
             );
             if !used.missing_archs.is_empty() {
                 println!(
                     "cargo:warning=oxide-build: the prebuilt kernels have no cubin for {} (those GPUs JIT-compile the PTX); add them with `{} --arch ..`",
                     used.missing_archs.join(", "),
-                    prebuilt::refresh_command(req.manifest_dir, req.dir)
+                    prebuilt::refresh_command(&plan.manifest_dir, dir)
                 );
             }
             println!("cargo:rustc-env=OXIDE_PTX={}", used.ptx.display());
             println!("cargo:rustc-env=OXIDE_CUBINS={}", used.cubins_rs.display());
             println!("cargo:rustc-env=OXIDE_MANIFEST={}", used.manifest.display());
-            println!("cargo:rustc-env=OXIDE_KERNELS_ORIGIN=prebuilt {}", req.dir.display());
+            println!("cargo:rustc-env=OXIDE_KERNELS_ORIGIN=prebuilt {}", dir.display());
             for s in &used.sources {
                 println!("cargo:rerun-if-changed={}", s.display());
             }
-            println!("cargo:rerun-if-changed={}", req.dir.display());
+            println!("cargo:rerun-if-changed={}", dir.display());
             println!("cargo:rerun-if-changed={}", used.file.path.display());
         }
         let validated = used.file.kernels.iter().any(|k| k.resources.is_some());
@@ -717,7 +438,7 @@ impl Build {
             sources: used.sources,
             source_hash: used.file.source_hash,
             toolchain: None,
-            prebuilt: Some(req.dir.to_path_buf()),
+            prebuilt: Some(dir.to_path_buf()),
             stages,
             timings,
             commands,
@@ -726,8 +447,48 @@ impl Build {
     }
 }
 
-/// Collects the stages of one build; with `OXIDE_TRACE=1` prints each as it finishes.
+/// The build script's last word to cargo: where the PTX, cubins and manifest are, and which
+/// files rerun it. Also says when a prebuilt directory, unused here, fell behind the sources.
+fn tell_cargo(plan: &Plan, tc: &Toolchain, ptx: &codegen::Ptx, written: &manifest::Written, sources: &[PathBuf]) {
+    if let Some(dir) = &plan.prebuilt_dir {
+        let current = ManifestFile::read(&dir.join(format!("{}.manifest.json", plan.module))).ok();
+        if current.is_none_or(|m| m.source_hash != written.source_hash || !prebuilt::check_files(&m).is_empty()) {
+            println!(
+                "cargo:warning=oxide-build: the prebuilt kernels in {} do not match the current sources (built from source here); refresh them with `{}`",
+                dir.display(),
+                prebuilt::refresh_command(&plan.manifest_dir, dir)
+            );
+        }
+    }
+    println!("cargo:rustc-env=OXIDE_PTX={}", ptx.path.display());
+    println!("cargo:rustc-env=OXIDE_CUBINS={}", written.cubins_rs.display());
+    println!("cargo:rustc-env=OXIDE_MANIFEST={}", written.manifest.display());
+    println!("cargo:rustc-env=OXIDE_KERNELS_ORIGIN=built by {}", tc.rustc_version);
+    println!("cargo:rerun-if-changed={}", plan.source.display());
+    for s in sources {
+        println!("cargo:rerun-if-changed={}", s.display());
+    }
+}
+
+/// What a stage did besides producing its result: the commands it ran, the files it read and
+/// wrote (shown by `OXIDE_TRACE=1`), and its warnings for cargo.
+pub(crate) struct Trace {
+    pub commands: Vec<String>,
+    pub inputs: Vec<PathBuf>,
+    pub outputs: Vec<PathBuf>,
+    /// Without the `cargo:warning=oxide-build: ` prefix.
+    pub warnings: Vec<String>,
+}
+
+/// A stage's result, which can say what the stage did.
+pub(crate) trait Traced {
+    fn trace(&self) -> Trace;
+}
+
+/// Runs the stages of one build, timing each; prints their warnings for cargo and, with
+/// `OXIDE_TRACE=1`, each stage as it finishes.
 struct Recorder {
+    cargo_metadata: bool,
     trace: bool,
     stages: Vec<Stage>,
 }
@@ -735,15 +496,21 @@ struct Recorder {
 type Finished = (Vec<Stage>, Vec<(&'static str, Duration)>, Vec<String>);
 
 impl Recorder {
-    fn stage(
-        &mut self,
-        name: &'static str,
-        start: Instant,
-        commands: Vec<String>,
-        inputs: Vec<PathBuf>,
-        outputs: Vec<PathBuf>,
-    ) {
+    fn new(build: &Build) -> Recorder {
+        let trace = build.env.var("OXIDE_TRACE").is_some_and(|v| v != "0") && build.cargo_metadata;
+        Recorder { cargo_metadata: build.cargo_metadata, trace, stages: Vec::new() }
+    }
+
+    fn run<T: Traced>(&mut self, name: &'static str, stage: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+        let start = Instant::now();
+        let out = stage()?;
+        let Trace { commands, inputs, outputs, warnings } = out.trace();
         let time = start.elapsed();
+        if self.cargo_metadata {
+            for w in &warnings {
+                println!("cargo:warning=oxide-build: {w}");
+            }
+        }
         if self.trace {
             // `oxide-build: <stage>: <secs>s` is what ci/build-times.sh sums.
             println!("cargo:warning=oxide-build: {name}: {:.3}s", time.as_secs_f64());
@@ -757,6 +524,7 @@ impl Recorder {
             }
         }
         self.stages.push(Stage { name, time, commands, inputs, outputs });
+        Ok(out)
     }
 
     fn finish(self) -> Finished {
@@ -764,41 +532,4 @@ impl Recorder {
         let commands = self.stages.iter().flat_map(|s| s.commands.clone()).collect();
         (self.stages, timings, commands)
     }
-}
-
-/// The crate's edition from its Cargo.toml (following `edition.workspace = true`).
-fn read_edition(manifest_dir: &Path) -> String {
-    let find = |text: &str| {
-        text.lines().map(str::trim).find_map(|l| {
-            let v = l.strip_prefix("edition")?.trim_start().strip_prefix('=')?.trim();
-            Some(v.trim_matches('"').to_string())
-        })
-    };
-    let own = std::fs::read_to_string(manifest_dir.join("Cargo.toml")).unwrap_or_default();
-    if let Some(e) = find(&own).filter(|e| e.chars().all(|c| c.is_ascii_digit())) {
-        return e;
-    }
-    for dir in manifest_dir.ancestors().skip(1) {
-        let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
-        if text.contains("[workspace") {
-            if let Some(e) = find(&text).filter(|e| e.chars().all(|c| c.is_ascii_digit())) {
-                return e;
-            }
-        }
-    }
-    "2021".into()
-}
-
-/// Makes `path = "rel"` in a dependency spec absolute (the device crate lives elsewhere).
-fn absolutize_paths(spec: &str, base: &Path) -> String {
-    let Some(i) = spec.find("path") else { return spec.to_string() };
-    let rest = &spec[i + 4..];
-    let Some(q1) = rest.find('"') else { return spec.to_string() };
-    let Some(q2) = rest[q1 + 1..].find('"') else { return spec.to_string() };
-    let rel = &rest[q1 + 1..q1 + 1 + q2];
-    if Path::new(rel).is_absolute() {
-        return spec.to_string();
-    }
-    let abs = base.join(rel);
-    format!("{}{}\"{}\"{}", &spec[..i + 4], &rest[..q1], abs.display(), &rest[q1 + 2 + q2..])
 }

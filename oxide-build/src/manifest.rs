@@ -5,8 +5,13 @@
 //! Format 2 (this one) hashes with SHA-256; format 1 had FNV source hashes and no file hashes,
 //! so a prebuilt directory written by it cannot be checked and must be regenerated.
 
+use crate::device_crate::write_if_changed;
 use crate::error::{Error, ErrorKind};
-use crate::ptxas::KernelResources;
+use crate::ir::MetaRecord;
+use crate::plan::Plan;
+use crate::ptxas::{self, KernelResources};
+use crate::toolchain::Toolchain;
+use crate::{codegen, prebuilt};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -85,6 +90,92 @@ pub struct SourceEntry {
 
 /// The manifest format this oxide-build writes and reads.
 pub const FORMAT: u64 = 2;
+
+pub(crate) struct Input<'a> {
+    pub plan: &'a Plan,
+    pub toolchain: &'a Toolchain,
+    /// The files the device build read, the toolchain's own and the generated root left out.
+    pub sources: &'a [PathBuf],
+    pub meta: &'a [MetaRecord],
+    pub ptx: &'a codegen::Ptx,
+    pub checked: &'a ptxas::Checked,
+}
+
+/// The manifest stage's result: the manifest and the cubins expression, both written.
+pub(crate) struct Written {
+    pub manifest: PathBuf,
+    /// The cubins as a Rust expression that `include!` embeds next to the PTX.
+    pub cubins_rs: PathBuf,
+    /// The hash of the crate's own kernel sources, which prebuilt kernels are checked against.
+    pub source_hash: String,
+    sources: Vec<PathBuf>,
+}
+
+impl crate::Traced for Written {
+    fn trace(&self) -> crate::Trace {
+        crate::Trace {
+            commands: vec![],
+            inputs: self.sources.clone(),
+            outputs: vec![self.manifest.clone(), self.cubins_rs.clone()],
+            warnings: vec![],
+        }
+    }
+}
+
+/// Hashes the kernel sources and the files written, and writes the manifest and the cubins
+/// expression.
+pub(crate) fn write(input: &Input<'_>) -> Result<Written, Error> {
+    let plan = input.plan;
+    let module = &plan.module;
+    // The crate's own kernel sources define the prebuilt hash; oxide-rt/oxide-macros are
+    // versioned dependencies, tracked for rebuilds but not part of the kernels' identity.
+    // The kernels module itself is always among them: prebuilt kernels are refused when their
+    // manifest does not hash it.
+    let mut own: Vec<PathBuf> = input.sources.iter().filter(|p| p.starts_with(&plan.manifest_dir)).cloned().collect();
+    own.push(plan.source.clone());
+    let entries = source_entries(&own, &plan.manifest_dir).map_err(|e| Error::io("hashing kernel sources", e))?;
+    let hash = tree_hash(&entries);
+    let meta: Vec<(String, Vec<u64>)> = input.meta.iter().map(|m| (m.name.clone(), m.values.clone())).collect();
+    let cubins = &input.checked.cubins;
+    let cubin_files: Vec<(String, String)> = cubins
+        .iter()
+        .map(|(a, p)| (a.clone(), p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()))
+        .collect();
+    // What the manifest vouches for: the PTX and cubins exactly as written (a prebuilt
+    // directory is checked against these before anything is embedded).
+    let mut file_hashes = vec![(format!("{module}.ptx"), content_hash(input.ptx.text.as_bytes()))];
+    for ((_, path), (_, name)) in cubins.iter().zip(&cubin_files) {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+        file_hashes.push((name.clone(), content_hash(&bytes)));
+    }
+    let tc = input.toolchain;
+    let manifest = Manifest {
+        module,
+        source: &plan.source_rel,
+        source_hash: hash.clone(),
+        sources: &entries,
+        archs: &plan.archs,
+        ptx_file: &format!("{module}.ptx"),
+        cubins: &cubin_files,
+        file_hashes: &file_hashes,
+        kernels: &input.checked.kernels,
+        meta: &meta,
+        toolchain: json!({
+            "origin": tc.origin,
+            "rustc": tc.rustc_version,
+            "llvm_major": tc.llvm_major,
+            "llc": tc.llc.as_ref().map(|p| p.display().to_string()),
+            "ptxas": tc.ptxas.as_ref().map(|p| p.display().to_string()),
+            "libdevice": tc.libdevice.as_ref().map(|p| p.display().to_string()),
+            "oxide_build": env!("CARGO_PKG_VERSION"),
+        }),
+    };
+    let manifest_path = plan.oxide_dir().join(format!("{module}.manifest.json"));
+    write_if_changed(&manifest_path, &manifest.to_json())?;
+    let cubins_rs = plan.oxide_dir().join(format!("{module}.cubins.rs"));
+    write_if_changed(&cubins_rs, &prebuilt::cubins_expr(cubins))?;
+    Ok(Written { manifest: manifest_path, cubins_rs, source_hash: hash, sources: input.sources.to_vec() })
+}
 
 pub(crate) struct Manifest<'a> {
     pub module: &'a str,

@@ -28,6 +28,14 @@ pub(crate) struct Consumed {
     pub missing_archs: Vec<String>,
 }
 
+impl crate::Traced for Consumed {
+    fn trace(&self) -> crate::Trace {
+        let mut outputs = vec![self.ptx.clone(), self.manifest.clone(), self.cubins_rs.clone()];
+        outputs.extend(self.cubins.iter().map(|(_, p)| p.clone()));
+        crate::Trace { commands: vec![], inputs: vec![self.file.path.clone()], outputs, warnings: vec![] }
+    }
+}
+
 pub(crate) struct Request<'a> {
     pub dir: &'a Path,
     pub manifest_dir: &'a Path,

@@ -2,8 +2,10 @@
 //! resource usage. Spills become warnings naming the kernel; rejections become errors.
 
 use crate::error::{command_line, Error, ErrorKind};
+use crate::manifest::{self, KernelInfo};
+use crate::{codegen, toolchain};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -82,6 +84,84 @@ pub fn resource_warnings(name: &str, arch: &str, r: &KernelResources, local_arra
         ));
     }
     out
+}
+
+pub(crate) struct Input<'a> {
+    /// None: the PTX is not validated (a warning says how to get ptxas).
+    pub ptxas: Option<&'a Path>,
+    pub ptx: &'a codegen::Ptx,
+    pub module: &'a str,
+    pub archs: &'a [String],
+    /// The arch the PTX was generated for, whose resources the manifest records.
+    pub lowest: &'a str,
+    /// Where the cubins go (`<module>.<arch>.cubin`).
+    pub dir: &'a Path,
+    /// Whether a stack frame without spills means arrays in local memory (release builds,
+    /// where panics format nothing on the stack).
+    pub local_arrays: bool,
+}
+
+/// The ptxas stage's result: the kernels of the PTX with their resources, and the cubins.
+pub(crate) struct Checked {
+    pub kernels: Vec<KernelInfo>,
+    /// `(arch, path)` of each cubin written.
+    pub cubins: Vec<(String, PathBuf)>,
+    pub validated: bool,
+    commands: Vec<String>,
+    ptx: PathBuf,
+    warnings: Vec<String>,
+}
+
+impl crate::Traced for Checked {
+    fn trace(&self) -> crate::Trace {
+        crate::Trace {
+            commands: self.commands.clone(),
+            inputs: vec![self.ptx.clone()],
+            outputs: self.cubins.iter().map(|(_, p)| p.clone()).collect(),
+            warnings: self.warnings.clone(),
+        }
+    }
+}
+
+/// Assembles the PTX for each arch and records each kernel's resources, with a warning for
+/// spills and for other costly resource use.
+pub(crate) fn run(input: &Input<'_>) -> Result<Checked, Error> {
+    let mut kernels = manifest::parse_entries(&input.ptx.text);
+    let mut checked = Checked {
+        kernels: Vec::new(),
+        cubins: Vec::new(),
+        validated: false,
+        commands: Vec::new(),
+        ptx: input.ptx.path.clone(),
+        warnings: Vec::new(),
+    };
+    let Some(ptxas) = input.ptxas else {
+        checked.warnings.push(format!("ptxas not found, PTX not validated; fix: {}", toolchain::INSTALL_PTXAS));
+        checked.kernels = kernels;
+        return Ok(checked);
+    };
+    for arch in input.archs {
+        let cubin = input.dir.join(format!("{}.{arch}.cubin", input.module));
+        let report = validate(ptxas, &input.ptx.path, arch, input.module, &cubin)?;
+        checked.cubins.push((arch.clone(), cubin));
+        checked.commands.push(report.command);
+        for k in kernels.iter_mut() {
+            let Some(r) = report.resources.get(&k.name) else { continue };
+            if r.spill_stores > 0 || r.spill_loads > 0 {
+                checked.warnings.push(format!(
+                    "kernel `{}` spills registers on {arch}: {} bytes stores, {} bytes loads ({} registers)",
+                    k.name, r.spill_stores, r.spill_loads, r.registers
+                ));
+            }
+            checked.warnings.extend(resource_warnings(&k.name, arch, r, input.local_arrays));
+            if arch == input.lowest {
+                k.resources = Some(r.clone());
+            }
+        }
+    }
+    checked.kernels = kernels;
+    checked.validated = true;
+    Ok(checked)
 }
 
 pub(crate) struct Report {

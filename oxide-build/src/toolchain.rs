@@ -36,6 +36,12 @@ pub struct Toolchain {
     pub libdevice: Option<PathBuf>,
 }
 
+impl crate::Traced for Toolchain {
+    fn trace(&self) -> crate::Trace {
+        crate::Trace { commands: vec![], inputs: vec![], outputs: vec![self.rustc.clone()], warnings: vec![] }
+    }
+}
+
 struct Rustc {
     rustc: PathBuf,
     cargo: PathBuf,
