@@ -20,7 +20,8 @@
 //!   overhead. Which kind a kernel is comes from its PTX, the compiled form of the very same
 //!   source: if the entry and every function it calls contain no barrier or warp collective
 //!   instruction ([`classify`]), the threads of a block run one after another in a loop that
-//!   only updates the thread index. The decision is made once per kernel (`OnceLock`). Should
+//!   only updates the thread index. The module's PTX is parsed once, by the first of its kernels
+//!   launched, and each kernel's answer is kept (`OnceLock`). Should
 //!   the host build of a kernel reach a collective anyway (a `cfg(target_arch)` difference), the
 //!   device call panics with a message saying so, which becomes `Err`, instead of deadlocking.
 //! * **Per-block shared memory** lives in a `BlockMem` the worker creates for each block: static
@@ -160,7 +161,7 @@ impl CpuKernel {
 
     /// Whether this kernel runs its threads as fibers (it has barriers or warp collectives).
     pub fn uses_fibers(&self) -> bool {
-        *self.fibers.get_or_init(|| classify::needs_fibers(self.module.ptx, self.name))
+        *self.fibers.get_or_init(|| classify::module(self.module.ptx).needs_fibers(self.name))
     }
 
     /// Bytes of the kernel's static shared arrays per block, as on the GPU (from its PTX).
@@ -169,7 +170,7 @@ impl CpuKernel {
     }
 
     fn footprint(&self) -> classify::Footprint {
-        *self.footprint.get_or_init(|| classify::footprint(self.module.ptx, self.name).unwrap_or_default())
+        *self.footprint.get_or_init(|| classify::module(self.module.ptx).footprint(self.name).unwrap_or_default())
     }
 }
 
