@@ -12,12 +12,16 @@ use crate::device::warp::ShflMode;
 use crate::dim::Dim3;
 use std::alloc::{self, Layout};
 use std::cell::{Cell, RefCell};
+use std::panic::Location;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{fence, Ordering};
 
 /// The fiber yielder type of the CPU executor (resume input, yield output: nothing; results
 /// travel through the [`Fiber`] slot).
 pub(crate) type Yielder = corosensei::Yielder<(), ()>;
+
+/// Where in the kernel's source a collective operation was called.
+pub(crate) type Site = &'static Location<'static>;
 
 /// A collective operation a simulated thread waits at.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,10 +30,10 @@ pub(crate) enum Op {
     Running,
     /// Returned from the kernel.
     Done,
-    /// `bar.sync` / `bar.red` with this thread's predicate.
-    Barrier { pred: bool },
-    /// A `*.sync` warp operation over the lanes in `mask`.
-    Warp { mask: u32, kind: WarpOp },
+    /// `bar.sync` / `bar.red` with this thread's predicate, called at `site`.
+    Barrier { pred: bool, site: Site },
+    /// A `*.sync` warp operation over the lanes in `mask`, called at `site`.
+    Warp { mask: u32, kind: WarpOp, site: Site },
     /// `activemask`.
     ActiveMask,
 }
@@ -55,9 +59,9 @@ impl Op {
         match self {
             Op::Running => "running".into(),
             Op::Done => "exited".into(),
-            Op::Barrier { .. } => "sync_threads".into(),
+            Op::Barrier { site, .. } => format!("sync_threads at {site}"),
             Op::ActiveMask => "active_mask".into(),
-            Op::Warp { mask, kind } => {
+            Op::Warp { mask, kind, site } => {
                 let name = match kind {
                     WarpOp::Sync => "sync_warp",
                     WarpOp::All(_) => "vote_all",
@@ -65,7 +69,7 @@ impl Op {
                     WarpOp::Ballot(_) => "vote_ballot",
                     WarpOp::Shfl { .. } => "shfl",
                 };
-                format!("{name}(mask {mask:#010x})")
+                format!("{name}(mask {mask:#010x}) at {site}")
             }
         }
     }
@@ -102,12 +106,18 @@ pub(crate) struct BlockMem {
     id: u64,
     statics: RefCell<Vec<(*const u8, NonNull<u8>, Layout)>>,
     dynamic: Option<(NonNull<u8>, Layout)>,
+    /// The executor's checks are on for this launch.
+    pub(crate) checks: bool,
+    /// Block barriers completed so far (the barrier epoch).
+    pub(crate) epoch: Cell<u32>,
+    /// `sync_warp`s completed so far, per warp of the block.
+    pub(crate) warp_syncs: [Cell<u32>; 32],
 }
 
 const DYNAMIC_ALIGN: usize = 16;
 
 impl BlockMem {
-    pub(crate) fn new(dynamic_bytes: usize) -> BlockMem {
+    pub(crate) fn new(dynamic_bytes: usize, checks: bool) -> BlockMem {
         let dynamic = (dynamic_bytes > 0).then(|| {
             // 16 is a power of two and the size is at most the GPU limit (checked at launch).
             let layout = Layout::from_size_align(dynamic_bytes, DYNAMIC_ALIGN).unwrap_or(Layout::new::<u128>());
@@ -115,7 +125,14 @@ impl BlockMem {
         });
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        BlockMem { id, statics: RefCell::new(Vec::new()), dynamic }
+        BlockMem {
+            id,
+            statics: RefCell::new(Vec::new()),
+            dynamic,
+            checks,
+            epoch: Cell::new(0),
+            warp_syncs: std::array::from_fn(|_| Cell::new(0)),
+        }
     }
 
     fn static_ptr(&self, key: *const u8, bytes: usize, align: usize) -> *mut u8 {
@@ -369,22 +386,26 @@ fn collective(what: &str, op: Op) -> (u32, u32) {
     fiber.result.get()
 }
 
+#[track_caller]
 pub fn sync_threads() {
-    collective("sync_threads", Op::Barrier { pred: false });
+    collective("sync_threads", Op::Barrier { pred: false, site: Location::caller() });
 }
 
 /// Number of threads of the block whose `pred` is true (`__syncthreads_count`).
+#[track_caller]
 pub fn sync_threads_count(pred: bool) -> u32 {
-    collective("sync_threads_count", Op::Barrier { pred }).0
+    collective("sync_threads_count", Op::Barrier { pred, site: Location::caller() }).0
 }
 
+#[track_caller]
 pub fn sync_threads_and(pred: bool) -> bool {
-    let (count, n) = collective("sync_threads_and", Op::Barrier { pred });
+    let (count, n) = collective("sync_threads_and", Op::Barrier { pred, site: Location::caller() });
     count == n
 }
 
+#[track_caller]
 pub fn sync_threads_or(pred: bool) -> bool {
-    collective("sync_threads_or", Op::Barrier { pred }).0 > 0
+    collective("sync_threads_or", Op::Barrier { pred, site: Location::caller() }).0 > 0
 }
 
 #[track_caller]
@@ -398,7 +419,7 @@ fn own_lane_in(what: &str, mask: u32) {
 #[track_caller]
 pub fn sync_warp(mask: u32) {
     own_lane_in("sync_warp", mask);
-    collective("sync_warp", Op::Warp { mask, kind: WarpOp::Sync });
+    collective("sync_warp", Op::Warp { mask, kind: WarpOp::Sync, site: Location::caller() });
 }
 
 /// The lanes of this warp that are executing `active_mask` together: those waiting there when
@@ -413,25 +434,26 @@ pub fn shfl_u32(mode: ShflMode, mask: u32, value: u32, lane_or_delta: u32, width
         panic!("shuffle width {width} is not a power of two between 1 and 32");
     }
     own_lane_in("shfl", mask);
-    collective("shfl", Op::Warp { mask, kind: WarpOp::Shfl { mode, value, arg: lane_or_delta, width } }).0
+    let kind = WarpOp::Shfl { mode, value, arg: lane_or_delta, width };
+    collective("shfl", Op::Warp { mask, kind, site: Location::caller() }).0
 }
 
 #[track_caller]
 pub fn vote_all(mask: u32, pred: bool) -> bool {
     own_lane_in("vote_all", mask);
-    collective("vote_all", Op::Warp { mask, kind: WarpOp::All(pred) }).0 != 0
+    collective("vote_all", Op::Warp { mask, kind: WarpOp::All(pred), site: Location::caller() }).0 != 0
 }
 
 #[track_caller]
 pub fn vote_any(mask: u32, pred: bool) -> bool {
     own_lane_in("vote_any", mask);
-    collective("vote_any", Op::Warp { mask, kind: WarpOp::Any(pred) }).0 != 0
+    collective("vote_any", Op::Warp { mask, kind: WarpOp::Any(pred), site: Location::caller() }).0 != 0
 }
 
 #[track_caller]
 pub fn vote_ballot(mask: u32, pred: bool) -> u32 {
     own_lane_in("vote_ballot", mask);
-    collective("vote_ballot", Op::Warp { mask, kind: WarpOp::Ballot(pred) }).0
+    collective("vote_ballot", Op::Warp { mask, kind: WarpOp::Ballot(pred), site: Location::caller() }).0
 }
 
 /// Lane whose value a shuffle returns to `lane`, or `None` for the caller's own value

@@ -11,6 +11,7 @@ use super::backend;
 /// Waits until every thread of the block has reached this call; their shared- and global-memory
 /// writes before it are visible to the block after it (CUDA `__syncthreads`).
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads() {
     backend::sync_threads()
 }
@@ -18,6 +19,7 @@ pub fn sync_threads() {
 /// [`sync_threads`] that also returns how many threads of the block passed `pred == true`
 /// (CUDA `__syncthreads_count`).
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads_count(pred: bool) -> u32 {
     backend::sync_threads_count(pred)
 }
@@ -25,6 +27,7 @@ pub fn sync_threads_count(pred: bool) -> u32 {
 /// [`sync_threads`] that also returns whether `pred` was true for every thread of the block
 /// (CUDA `__syncthreads_and`).
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads_and(pred: bool) -> bool {
     backend::sync_threads_and(pred)
 }
@@ -32,6 +35,7 @@ pub fn sync_threads_and(pred: bool) -> bool {
 /// [`sync_threads`] that also returns whether `pred` was true for any thread of the block
 /// (CUDA `__syncthreads_or`).
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads_or(pred: bool) -> bool {
     backend::sync_threads_or(pred)
 }

@@ -31,10 +31,13 @@
 //!   their location, and the launch returns `Error::KernelPanic` with `file:line:col`. The other
 //!   fibers of that block are unwound (their destructors run) and no more blocks start.
 
+pub(crate) mod checks;
 mod classify;
 mod fibers;
 #[cfg(test)]
 mod tests;
+
+pub use checks::{cpu_checks, set_cpu_checks};
 
 use super::Error;
 use crate::device::cpu::{enter_block, leave_block, set_plain_row, set_plain_thread, BlockMem};
@@ -174,8 +177,14 @@ impl CpuKernel {
     }
 }
 
-/// Runs `thread_body` once per simulated thread of the launch `cfg` (see the module docs).
+/// Runs `thread_body` once per simulated thread of the launch `cfg` (see the module docs), with
+/// the checks on or off as [`cpu_checks`] says.
 pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_body: F) -> Result<(), Error> {
+    launch(kernel, cfg, checks::enabled()?, thread_body)
+}
+
+/// [`cpu_launch`] with the checks on or off for this launch alone.
+fn launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, checks: bool, thread_body: F) -> Result<(), Error> {
     let name = kernel.name;
     check(name, &cfg)?;
     if kernel.max_threads > 0 && cfg.block.volume() > kernel.max_threads as u64 {
@@ -224,7 +233,7 @@ pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_
                 if stop.load(Ordering::Relaxed) {
                     break 'chunks;
                 }
-                if let Err(e) = run_block(name, &cfg, block_idx, &thread_body, pool.as_mut()) {
+                if let Err(e) = run_block(name, &cfg, block_idx, &thread_body, pool.as_mut(), checks) {
                     let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
                     f.get_or_insert(e);
                     stop.store(true, Ordering::Relaxed); // no more blocks start
@@ -289,25 +298,34 @@ fn run_block<F: Fn() + Sync>(
     block_idx: Dim3,
     thread_body: &F,
     pool: Option<&mut fibers::StackPool>,
+    checks: bool,
 ) -> Result<(), Error> {
-    let mem = BlockMem::new(cfg.shared_mem_bytes as usize);
+    let mem = BlockMem::new(cfg.shared_mem_bytes as usize, checks);
     let base = enter_block(block_idx, cfg.block, cfg.grid, &mem);
     IN_KERNEL.with(|k| k.set(true));
     let result = match pool {
-        Some(pool) => fibers::run_block(cfg.block, thread_body, pool),
+        Some(pool) => fibers::run_block(cfg.block, thread_body, pool, &mem),
         None => panic::catch_unwind(AssertUnwindSafe(|| plain_block(cfg.block, base, thread_body)))
             .map_err(fibers::Failure::Panic),
     };
     IN_KERNEL.with(|k| k.set(false));
     leave_block();
     drop(mem);
+    let in_block = |report: String| {
+        let b = block_idx;
+        format!("in block ({},{},{}), {report}", b.x, b.y, b.z)
+    };
     result.map_err(|failure| match failure {
-        fibers::Failure::Panic(payload) => Error::KernelPanic {
-            kernel,
-            message: panic_message(payload.as_ref()),
-            location: PANIC_AT.with(|p| p.borrow_mut().take()),
+        fibers::Failure::Panic(payload) => match payload.downcast::<checks::CheckFailure>() {
+            Ok(failed) => Error::CpuCheck { kernel, check: failed.check, report: in_block(failed.report) },
+            Err(payload) => Error::KernelPanic {
+                kernel,
+                message: panic_message(payload.as_ref()),
+                location: PANIC_AT.with(|p| p.borrow_mut().take()),
+            },
         },
         fibers::Failure::Message(message) => Error::KernelPanic { kernel, message, location: None },
+        fibers::Failure::Check(check, report) => Error::CpuCheck { kernel, check, report: in_block(report) },
     })
 }
 

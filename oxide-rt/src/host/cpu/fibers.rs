@@ -12,8 +12,16 @@
 //!
 //! If nothing can complete, the block is deadlocked (CUDA would hang or be undefined); the
 //! block fails with a message naming what each thread waits for, instead of hanging.
+//!
+//! With the checks on (`checks.rs`), what CUDA leaves undefined fails the block instead:
+//! * a barrier released while its threads wait at different `sync_threads` calls (source
+//!   lines), or while some threads of the block have exited without reaching it (CUDA allows a
+//!   barrier in conditional code only when every thread of the block takes the same branch);
+//! * a shuffle that reads a lane that does not take part (exited, outside the block, not in the
+//!   mask): the GPU returns an undefined value there.
 
-use crate::device::cpu::{set_thread, shfl_source, BlockAborted, Fiber, Op, WarpOp, Yielder};
+use crate::device::cpu::{set_thread, shfl_source, BlockAborted, BlockMem, Fiber, Op, WarpOp, Yielder};
+use crate::host::CpuCheck;
 use crate::Dim3;
 use corosensei::stack::{DefaultStack, Stack, StackPointer};
 use corosensei::{Coroutine, CoroutineResult};
@@ -120,11 +128,18 @@ pub(super) enum Failure {
     Panic(Payload),
     /// The executor itself could not continue (deadlock, no memory for stacks).
     Message(String),
+    /// A check of the executor failed (see the module docs).
+    Check(CpuCheck, String),
 }
 
 /// Runs all `block` threads of one block as fibers. The caller has published the block with
 /// `enter_block` and installed the panic hook.
-pub(super) fn run_block<F: Fn() + Sync>(block: Dim3, body: &F, pool: &mut StackPool) -> Result<(), Failure> {
+pub(super) fn run_block<F: Fn() + Sync>(
+    block: Dim3,
+    body: &F,
+    pool: &mut StackPool,
+    mem: &BlockMem,
+) -> Result<(), Failure> {
     let n = block.volume() as usize;
     let fibers: Vec<Fiber> = (0..n).map(|_| Fiber::new()).collect();
     let mut cos: Vec<Option<Fib>> = Vec::with_capacity(n);
@@ -147,7 +162,7 @@ pub(super) fn run_block<F: Fn() + Sync>(block: Dim3, body: &F, pool: &mut StackP
         cos.push(Some(unsafe { Coroutine::with_stack_unchecked(stack, entry) }));
     }
     if failure.is_none() {
-        failure = schedule(block, &fibers, &mut cos, pool).err();
+        failure = schedule(block, &fibers, &mut cos, pool, mem).err();
     }
     finish(block, &fibers, &mut cos, pool);
     match failure {
@@ -156,7 +171,13 @@ pub(super) fn run_block<F: Fn() + Sync>(block: Dim3, body: &F, pool: &mut StackP
     }
 }
 
-fn schedule(block: Dim3, fibers: &[Fiber], cos: &mut [Option<Fib>], pool: &mut StackPool) -> Result<(), Failure> {
+fn schedule(
+    block: Dim3,
+    fibers: &[Fiber],
+    cos: &mut [Option<Fib>],
+    pool: &mut StackPool,
+    mem: &BlockMem,
+) -> Result<(), Failure> {
     let n = fibers.len();
     // Stack of ready threads; popped from the end, so thread 0 runs first.
     let mut ready: Vec<usize> = (0..n).rev().collect();
@@ -173,7 +194,7 @@ fn schedule(block: Dim3, fibers: &[Fiber], cos: &mut [Option<Fib>], pool: &mut S
         if live == 0 {
             return Ok(());
         }
-        resolve(fibers, &mut ready);
+        resolve(block, fibers, &mut ready, mem)?;
         if ready.is_empty() {
             return Err(Failure::Message(deadlock(block, fibers)));
         }
@@ -223,7 +244,7 @@ fn finish(block: Dim3, fibers: &[Fiber], cos: &mut [Option<Fib>], pool: &mut Sta
 }
 
 /// Completes every collective that can complete; pushes the released threads onto `ready`.
-fn resolve(fibers: &[Fiber], ready: &mut Vec<usize>) {
+fn resolve(block: Dim3, fibers: &[Fiber], ready: &mut Vec<usize>, mem: &BlockMem) -> Result<(), Failure> {
     let n = fibers.len();
     let release = |i: usize, value: u32, aux: u32, ready: &mut Vec<usize>| {
         fibers[i].result.set((value, aux));
@@ -250,13 +271,13 @@ fn resolve(fibers: &[Fiber], ready: &mut Vec<usize>) {
         }
         let mut handled = 0u32;
         for l in 0..lanes as u32 {
-            let Op::Warp { mask, kind } = op(l) else { continue };
+            let Op::Warp { mask, kind, .. } = op(l) else { continue };
             if handled & (1 << l) != 0 {
                 continue;
             }
             let group = mask & live;
-            let complete =
-                bits(group).all(|m| matches!(op(m), Op::Warp { mask: mm, kind: k } if mm == mask && k.same_kind(kind)));
+            let complete = bits(group)
+                .all(|m| matches!(op(m), Op::Warp { mask: mm, kind: k, .. } if mm == mask && k.same_kind(kind)));
             if !complete {
                 handled |= 1 << l;
                 continue;
@@ -266,55 +287,124 @@ fn resolve(fibers: &[Fiber], ready: &mut Vec<usize>) {
                 Op::Warp { kind: WarpOp::All(p) | WarpOp::Any(p) | WarpOp::Ballot(p), .. } if p => acc | 1 << m,
                 _ => acc,
             });
-            let results: Vec<(u32, u32)> = bits(group)
-                .map(|m| {
-                    let Op::Warp { kind, .. } = op(m) else { return (m, 0) };
-                    let value = match kind {
-                        WarpOp::Sync => 0,
-                        WarpOp::All(_) => (ballot == group) as u32,
-                        WarpOp::Any(_) => (ballot != 0) as u32,
-                        WarpOp::Ballot(_) => ballot,
-                        WarpOp::Shfl { mode, value, arg, width } => match shfl_source(mode, m, arg, width) {
-                            // Reading a lane that does not take part is undefined in CUDA; the
-                            // caller's own value is as good as any.
-                            Some(src) if src < 32 && group & (1 << src) != 0 => match op(src) {
-                                Op::Warp { kind: WarpOp::Shfl { value: v, .. }, .. } => v,
-                                _ => value,
-                            },
+            let mut results: Vec<(u32, u32)> = Vec::with_capacity(group.count_ones() as usize);
+            for m in bits(group) {
+                let Op::Warp { kind, site, .. } = op(m) else { continue };
+                let value = match kind {
+                    WarpOp::Sync => 0,
+                    WarpOp::All(_) => (ballot == group) as u32,
+                    WarpOp::Any(_) => (ballot != 0) as u32,
+                    WarpOp::Ballot(_) => ballot,
+                    WarpOp::Shfl { mode, value, arg, width } => match shfl_source(mode, m, arg, width) {
+                        Some(src) if src < 32 && group & (1 << src) != 0 => match op(src) {
+                            Op::Warp { kind: WarpOp::Shfl { value: v, .. }, .. } => v,
                             _ => value,
                         },
-                    };
-                    (m, value)
-                })
-                .collect();
+                        // Reading a lane that does not take part is undefined in CUDA (the GPU
+                        // returns garbage or zeros); unchecked, the caller's own value is as
+                        // good as any.
+                        Some(src) if mem.checks && src < 32 => {
+                            let why = if src as usize >= lanes {
+                                format!("does not exist (the block has {n} threads)")
+                            } else if mask & (1 << src) == 0 {
+                                format!("is not in the mask {mask:#010x}")
+                            } else {
+                                "has exited".to_string()
+                            };
+                            return Err(Failure::Check(
+                                CpuCheck::WarpLane,
+                                format!(
+                                    "{} read lane {src} with a shuffle ({mode:?}, operand {arg}, width {width}) at \
+                                     {site}, but lane {src} of warp {} {why}; the GPU returns an undefined value \
+                                     there (barrier epoch {})",
+                                    thread_name(block, base + m as usize),
+                                    base / 32,
+                                    mem.epoch.get()
+                                ),
+                            ));
+                        }
+                        _ => value,
+                    },
+                };
+                results.push((m, value));
+            }
+            if matches!(kind, WarpOp::Sync) {
+                let syncs = &mem.warp_syncs[base / 32];
+                syncs.set(syncs.get().wrapping_add(1));
+            }
             for (m, value) in results {
                 release(base + m as usize, value, 0, ready);
             }
         }
     }
     if !ready.is_empty() {
-        return;
+        return Ok(());
     }
     // The barrier: every live thread must wait at it.
     let mut waiting = 0u32;
     let mut count = 0u32;
-    for f in fibers {
+    // The first waiting thread, one waiting at another call, one that has exited.
+    let (mut first, mut other, mut exited) = (None, None, None);
+    for (i, f) in fibers.iter().enumerate() {
         match f.op.get() {
-            Op::Done => {}
-            Op::Barrier { pred } => {
+            Op::Done => {
+                exited.get_or_insert(i);
+            }
+            Op::Barrier { pred, site } => {
                 waiting += 1;
                 count += pred as u32;
+                match first {
+                    None => first = Some((i, site)),
+                    Some((_, s)) if s != site && other.is_none() => other = Some((i, site)),
+                    _ => {}
+                }
             }
-            _ => return,
+            _ => return Ok(()),
+        }
+    }
+    if let (true, Some((i, site))) = (mem.checks, first) {
+        let epoch = mem.epoch.get();
+        if let Some((j, other_site)) = other {
+            return Err(Failure::Check(
+                CpuCheck::BarrierDivergence,
+                format!(
+                    "{} waits at sync_threads at {site} while {} waits at sync_threads at {other_site} \
+                     (barrier epoch {epoch}); every thread of a block must reach the same barrier (CUDA \
+                     leaves this undefined)",
+                    thread_name(block, i),
+                    thread_name(block, j),
+                ),
+            ));
+        }
+        if let Some(j) = exited {
+            return Err(Failure::Check(
+                CpuCheck::BarrierDivergence,
+                format!(
+                    "{} waits at sync_threads at {site}, but {} has exited without reaching it \
+                     (barrier epoch {epoch}, {waiting} of {n} threads waiting); a barrier in code that only \
+                     some threads of the block run is undefined in CUDA: move the early return after the \
+                     barrier, or let every thread reach it",
+                    thread_name(block, i),
+                    thread_name(block, j),
+                ),
+            ));
         }
     }
     if waiting > 0 {
+        mem.epoch.set(mem.epoch.get().wrapping_add(1));
         for i in (0..n).rev() {
             if matches!(fibers[i].op.get(), Op::Barrier { .. }) {
                 release(i, count, waiting, ready);
             }
         }
     }
+    Ok(())
+}
+
+/// `thread (x,y,z) (warp w, lane l)` for the thread of linear index `i` in the block.
+pub(crate) fn thread_name(block: Dim3, i: usize) -> String {
+    let t = super::unlinear(i as u64, block);
+    format!("thread ({},{},{}) (warp {}, lane {})", t.x, t.y, t.z, i / 32, i % 32)
 }
 
 fn bits(mask: u32) -> impl Iterator<Item = u32> {

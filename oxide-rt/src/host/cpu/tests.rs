@@ -144,20 +144,32 @@ fn shuffles_all_modes_and_widths() -> TestResult {
 fn shuffles_with_partial_and_divergent_masks() -> TestResult {
     let block = 48u32; // second warp has 16 lanes
     let o = out(block as usize);
-    cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
+    let shfl_line = line!() + 5;
+    let kernel = || {
         let (t, lane) = (tid(), dev::lane_id());
         // Even and odd lanes shuffle in two groups at the same time.
         let mask = if lane % 2 == 0 { 0x5555_5555 } else { 0xAAAA_AAAA };
         let r = dev::shfl_u32(ShflMode::Idx, mask, t * 10, (lane + 2) % 32, 32);
         o[t as usize].store(r, Relaxed);
-    })?;
+    };
+    super::launch(&fibers(), LaunchConfig::new(1, block), false, kernel)?;
     let got = values(&o);
     for t in 0..block {
         let (warp, lane) = (t / 32, t % 32);
         let src = warp * 32 + (lane + 2) % 32;
-        // A source lane outside the block does not take part: the caller keeps its own value.
+        // Unchecked, a source lane outside the block does not take part: the caller keeps its
+        // own value.
         let want = if src < block { src * 10 } else { t * 10 };
         assert_eq!(got[t as usize], want, "thread {t}");
+    }
+    // Checked, reading a lane outside the block is an error (the GPU returns garbage there).
+    match super::launch(&fibers(), LaunchConfig::new(1, block), true, kernel) {
+        Err(Error::CpuCheck { kernel: "k", check: crate::CpuCheck::WarpLane, report }) => {
+            let site = format!("{}:{shfl_line}:", file!());
+            assert!(report.contains("thread (46,0,0) (warp 1, lane 14) read lane 16"), "{report}");
+            assert!(report.contains(&site) && report.contains("does not exist (the block has 48 threads)"), "{report}");
+        }
+        other => panic!("expected a warp lane error, got {other:?}"),
     }
     Ok(())
 }
@@ -397,7 +409,9 @@ fn panic_in_a_fiber_unwinds_the_waiting_threads() -> TestResult {
 fn divergent_warp_groups_and_early_exit_do_not_deadlock() -> TestResult {
     let block = 128u32;
     let o = out(block as usize);
-    cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
+    // Unchecked: the early exit of warp 3 before the second barrier is reported when checked
+    // (`barrier_divergence_is_reported`).
+    super::launch(&fibers(), LaunchConfig::new(1, block), false, || {
         let (t, lane) = (tid(), dev::lane_id());
         // Different warps and half-warps take different branches with their own collectives.
         let v = if lane < 16 {
@@ -437,7 +451,8 @@ fn a_real_deadlock_is_an_error_not_a_hang() {
         Err(Error::KernelPanic { message, location: None, .. }) => {
             assert!(message.contains("deadlock"), "{message}");
             assert!(
-                message.contains("32 thread(s) wait at sync_warp(mask 0xffffffff), the first (16,0,0)"),
+                message.contains("32 thread(s) wait at sync_warp(mask 0xffffffff) at ")
+                    && message.contains("the first (16,0,0)"),
                 "{message}"
             );
         }
@@ -602,4 +617,94 @@ fn a_shared_declaration_cannot_grow() {
         Err(Error::KernelPanic { message, .. }) => assert!(message.contains("asked for 4194304 bytes"), "{message}"),
         other => panic!("expected a kernel panic, got {other:?}"),
     }
+}
+
+fn expect_check(r: Result<(), Error>, check: crate::CpuCheck) -> String {
+    match r {
+        Err(Error::CpuCheck { kernel: "k", check: c, report }) if c == check => report,
+        other => panic!("expected the {check} check to fail, got {other:?}"),
+    }
+}
+
+#[test]
+fn barrier_divergence_is_reported() {
+    use crate::CpuCheck::BarrierDivergence;
+    // Two branches, each with its own barrier: CUDA leaves this undefined.
+    let first = line!() + 4;
+    let second = line!() + 5;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(2, 64), || {
+        if tid() < 40 {
+            dev::sync_threads();
+        } else {
+            dev::sync_threads_count(true);
+        }
+    });
+    let report = expect_check(r, BarrierDivergence);
+    let (a, b) = (format!("{}:{first}:", file!()), format!("{}:{second}:", file!()));
+    assert!(
+        report.starts_with("in block (0,0,0), thread (0,0,0) (warp 0, lane 0) waits at sync_threads at "),
+        "{report}"
+    );
+    assert!(report.contains(&a) && report.contains(&b), "{report}");
+    assert!(report.contains("thread (40,0,0) (warp 1, lane 8)"), "{report}");
+    assert!(report.contains("barrier epoch 0"), "{report}");
+
+    // Half the block returns early, the other half syncs: reported at the second barrier.
+    let line = line!() + 6;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        dev::sync_threads();
+        if tid() >= 32 {
+            return;
+        }
+        dev::sync_threads();
+    });
+    let report = expect_check(r, BarrierDivergence);
+    assert!(report.contains(&format!("{}:{line}:", file!())), "{report}");
+    assert!(report.contains("thread (32,0,0) (warp 1, lane 0) has exited without reaching it"), "{report}");
+    assert!(report.contains("barrier epoch 1, 32 of 64 threads waiting"), "{report}");
+
+    // One call site reached by every thread in a loop, and a helper called from two places
+    // (its barrier is one site): no report.
+    fn helper() {
+        dev::sync_threads();
+    }
+    let r = cpu_launch(&fibers(), LaunchConfig::new(2, 96), || {
+        for _ in 0..3 {
+            dev::sync_threads();
+        }
+        if tid() % 2 == 0 {
+            helper();
+        } else {
+            std::hint::black_box(0);
+            helper();
+        }
+    });
+    assert!(r.is_ok(), "{r:?}");
+}
+
+#[test]
+fn shuffles_reading_absent_lanes_are_reported() {
+    use crate::CpuCheck::WarpLane;
+    // The upper half-warp has exited; a full-mask butterfly reads it (the GPU gives zeros).
+    let line = line!() + 5;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        if dev::lane_id() >= 16 {
+            return;
+        }
+        std::hint::black_box(dev::shfl_u32(ShflMode::Xor, u32::MAX, 7, 16, 32));
+    });
+    let report = expect_check(r, WarpLane);
+    assert!(report.contains("thread (0,0,0) (warp 0, lane 0) read lane 16"), "{report}");
+    assert!(report.contains(&format!("{}:{line}:", file!())) && report.contains("has exited"), "{report}");
+    // A source lane outside the mask.
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        std::hint::black_box(dev::shfl_u32(ShflMode::Idx, 0x0000_ffff | 1 << dev::lane_id(), 7, 20, 32));
+    });
+    let report = expect_check(r, WarpLane);
+    assert!(report.contains("read lane 20") && report.contains("is not in the mask 0x0000ffff"), "{report}");
+    // Lanes past the segment end keep their own value: defined, no report.
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        std::hint::black_box(dev::shfl_u32(ShflMode::Down, u32::MAX, 7, 16, 32));
+    });
+    assert!(r.is_ok(), "{r:?}");
 }
