@@ -8,6 +8,7 @@
 //! (`host::cpu::fibers`) resumes it once every participant has arrived, with the result in the
 //! slot. All threads of a block run on one OS thread, so none of this needs locks.
 
+use crate::device::racecheck::{Access, Accessor, Races};
 use crate::device::warp::ShflMode;
 use crate::dim::Dim3;
 use std::alloc::{self, Layout};
@@ -112,6 +113,8 @@ pub(crate) struct BlockMem {
     pub(crate) epoch: Cell<u32>,
     /// `sync_warp`s completed so far, per warp of the block.
     pub(crate) warp_syncs: [Cell<u32>; 32],
+    /// The shadow of every shared allocation, when the checks are on.
+    races: RefCell<Races>,
 }
 
 const DYNAMIC_ALIGN: usize = 16;
@@ -125,6 +128,10 @@ impl BlockMem {
         });
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let mut races = Races::default();
+        if let (true, Some((p, layout))) = (checks, dynamic) {
+            races.add(p.as_ptr(), layout.size(), None);
+        }
         BlockMem {
             id,
             statics: RefCell::new(Vec::new()),
@@ -132,10 +139,11 @@ impl BlockMem {
             checks,
             epoch: Cell::new(0),
             warp_syncs: std::array::from_fn(|_| Cell::new(0)),
+            races: RefCell::new(races),
         }
     }
 
-    fn static_ptr(&self, key: *const u8, bytes: usize, align: usize) -> *mut u8 {
+    fn static_ptr(&self, key: *const u8, bytes: usize, align: usize, declared: Site) -> *mut u8 {
         let mut statics = self.statics.borrow_mut();
         if let Some((_, p, l)) = statics.iter().find(|(k, _, _)| *k == key) {
             // One declaration always asks for the same size; anything else would hand out a
@@ -155,6 +163,9 @@ impl BlockMem {
         };
         let p = zeroed(layout);
         statics.push((key, p, layout));
+        if self.checks {
+            self.races.borrow_mut().add(p.as_ptr(), layout.size(), Some(declared));
+        }
         p.as_ptr()
     }
 }
@@ -480,11 +491,37 @@ pub(crate) fn shfl_source(mode: ShflMode, lane: u32, b: u32, width: u32) -> Opti
     ok.then_some(j as u32)
 }
 
-/// Per-block storage of the `static` shared declaration identified by `key`.
-pub fn shared_static(key: *const u8, bytes: usize, align: usize) -> *mut u8 {
+/// Per-block storage of the `static` shared declaration identified by `key` and made at
+/// `declared` (the `shared_array!`).
+pub fn shared_static(key: *const u8, bytes: usize, align: usize, declared: Site) -> *mut u8 {
     let mem = in_launch(|c| c.mem.get());
     // SAFETY: non-null (checked by `in_launch`) and alive until the block finishes, which is after every thread of the block has returned.
-    unsafe { (*mem).static_ptr(key, bytes, align) }
+    unsafe { (*mem).static_ptr(key, bytes, align, declared) }
+}
+
+/// Records an access of `bytes` bytes of shared memory at `at` made at `site`, for the race
+/// checks; stops the thread with `Error::CpuCheck` when it races with an earlier access.
+#[inline]
+pub(crate) fn shared_access(at: *const u8, bytes: usize, access: Access, site: Site) {
+    let found = in_launch(|c| {
+        let mem = c.mem.get();
+        // SAFETY: as in `shared_static`.
+        let mem = unsafe { &*mem };
+        if !mem.checks {
+            return Ok(());
+        }
+        let thread = linear(c);
+        let by = Accessor {
+            thread,
+            block_dim: c.block_dim.get(),
+            epoch: mem.epoch.get(),
+            warp_syncs: mem.warp_syncs[(thread / 32) as usize % 32].get(),
+        };
+        mem.races.borrow_mut().access(at, bytes, access, site, &by)
+    });
+    if let Err((check, report)) = found {
+        crate::host::cpu::checks::fail(check, report)
+    }
 }
 
 /// The running block's id (see `BlockMem::id`); panics outside a launch.

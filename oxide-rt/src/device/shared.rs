@@ -25,6 +25,17 @@ use super::backend;
 use crate::KernelArg;
 use core::marker::PhantomData;
 
+/// What an access through the API does to the element (for the CPU executor's race check).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
+pub(crate) enum Access {
+    Read,
+    Write,
+    AtomicRead,
+    /// An atomic store or read-modify-write.
+    AtomicWrite,
+}
+
 /// A type that may live in shared memory: a `Copy` [`KernelArg`] (see the [module
 /// rules](self)). Derive `KernelArg` for your own `#[repr(C)]` element types; there is nothing
 /// to implement by hand.
@@ -96,6 +107,21 @@ impl<T: SharedElem> SharedSlice<T> {
         }
     }
 
+    /// Tells the CPU executor's race check about an access of element `i` (nothing on the GPU).
+    #[inline(always)]
+    #[track_caller]
+    fn track(self, i: usize, access: Access) {
+        #[cfg(not(target_arch = "nvptx64"))]
+        backend::shared_access(
+            self.ptr.wrapping_add(i) as *const u8,
+            core::mem::size_of::<T>(),
+            access,
+            core::panic::Location::caller(),
+        );
+        #[cfg(target_arch = "nvptx64")]
+        let _ = (i, access);
+    }
+
     /// Elements in the array.
     #[inline(always)]
     pub fn len(self) -> usize {
@@ -116,6 +142,7 @@ impl<T: SharedElem> SharedSlice<T> {
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
+        self.track(i, Access::Read);
         // SAFETY: in bounds; a plain load, racing accesses being the program's responsibility (module rules), and any bit pattern being a valid `T` (`SharedElem`).
         unsafe { self.ptr.add(i).read() }
     }
@@ -128,6 +155,7 @@ impl<T: SharedElem> SharedSlice<T> {
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
+        self.track(i, Access::Write);
         // SAFETY: in bounds; a plain store (module rules).
         unsafe { self.ptr.add(i).write(v) }
     }
@@ -137,8 +165,12 @@ impl<T: SharedElem> SharedSlice<T> {
     #[track_caller]
     pub fn try_get(self, i: usize) -> Option<T> {
         self.check_live();
-        // SAFETY: in bounds when `Some` (checked first).
-        (i < self.len).then(|| unsafe { self.ptr.add(i).read() })
+        if i >= self.len {
+            return None;
+        }
+        self.track(i, Access::Read);
+        // SAFETY: in bounds (checked above).
+        Some(unsafe { self.ptr.add(i).read() })
     }
 
     /// The element at `i` without a bounds check.
@@ -146,7 +178,9 @@ impl<T: SharedElem> SharedSlice<T> {
     /// # Safety
     /// `i < self.len()`, and the view is used in the block that made it.
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn get_unchecked(self, i: usize) -> T {
+        self.track(i, Access::Read);
         // SAFETY: the caller keeps `i` in bounds.
         unsafe { self.ptr.add(i).read() }
     }
@@ -156,7 +190,9 @@ impl<T: SharedElem> SharedSlice<T> {
     /// # Safety
     /// `i < self.len()`, and the view is used in the block that made it.
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn set_unchecked(self, i: usize, v: T) {
+        self.track(i, Access::Write);
         // SAFETY: the caller keeps `i` in bounds.
         unsafe { self.ptr.add(i).write(v) }
     }
@@ -253,6 +289,7 @@ impl<T: SharedElem> Shared2d<T> {
     /// # Safety
     /// `row < rows()` and `col < cols()`.
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn get_unchecked(self, row: usize, col: usize) -> T {
         // SAFETY: the caller keeps both indices in range.
         unsafe { self.flat.get_unchecked(row * self.cols + col) }
@@ -261,6 +298,7 @@ impl<T: SharedElem> Shared2d<T> {
     /// # Safety
     /// `row < rows()` and `col < cols()`.
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn set_unchecked(self, row: usize, col: usize, v: T) {
         // SAFETY: the caller keeps both indices in range.
         unsafe { self.flat.set_unchecked(row * self.cols + col, v) }
@@ -294,24 +332,32 @@ impl<T: super::atomic::HasAtomic> SharedAtomic<T> {
     #[inline(always)]
     #[track_caller]
     pub fn with<R>(self, f: impl FnOnce(&T::Atomic) -> R) -> R {
-        self.slot.check_live();
-        // `T::Atomic` has `T`'s size and alignment (asserted where `HasAtomic` is implemented).
-        // SAFETY: the slot is one in-bounds element of live shared memory (checked above), and the reference allows only atomic accesses.
-        f(unsafe { &*(self.slot.ptr as *const T::Atomic) })
+        self.atomically(Access::AtomicWrite, f)
     }
 
     /// The element's value (an atomic load with `order`).
     #[inline(always)]
     #[track_caller]
     pub fn load(self, order: super::atomic::Ordering) -> T {
-        self.with(|a| T::load(a, order))
+        self.atomically(Access::AtomicRead, |a| T::load(a, order))
     }
 
     /// Stores `v` (an atomic store with `order`).
     #[inline(always)]
     #[track_caller]
     pub fn store(self, v: T, order: super::atomic::Ordering) {
-        self.with(|a| T::store(a, v, order))
+        self.atomically(Access::AtomicWrite, |a| T::store(a, v, order))
+    }
+
+    /// [`with`](Self::with), telling the race check what `f` does (`with` counts as a write).
+    #[inline(always)]
+    #[track_caller]
+    fn atomically<R>(self, access: Access, f: impl FnOnce(&T::Atomic) -> R) -> R {
+        self.slot.check_live();
+        self.slot.track(0, access);
+        // `T::Atomic` has `T`'s size and alignment (asserted where `HasAtomic` is implemented).
+        // SAFETY: the slot is one in-bounds element of live shared memory (checked above), and the reference allows only atomic accesses.
+        f(unsafe { &*(self.slot.ptr as *const T::Atomic) })
     }
 }
 
@@ -354,8 +400,11 @@ pub fn dynamic_shared_bytes() -> usize {
 #[doc(hidden)]
 #[cfg(not(target_arch = "nvptx64"))]
 #[inline(always)]
+#[track_caller]
 pub fn __static_shared<T: SharedElem>(key: *const u8, len: usize) -> SharedSlice<T> {
-    let ptr = backend::shared_static(key, core::mem::size_of::<T>() * len, core::mem::align_of::<T>());
+    let (size, align, declared) =
+        (core::mem::size_of::<T>(), core::mem::align_of::<T>(), core::panic::Location::caller());
+    let ptr = backend::shared_static(key, size * len, align, declared);
     // SAFETY: the executor hands every thread of a block the same zeroed storage of this size and alignment for the declaration `key`, alive until the block ends.
     unsafe { SharedSlice::from_raw(ptr as *mut T, len) }
 }

@@ -55,7 +55,6 @@ pub(crate) struct CheckFailure {
 }
 
 /// Stops the current simulated thread with a failed check.
-#[allow(dead_code)] // used by the shared-memory checks (next commit)
 pub(crate) fn fail(check: CpuCheck, report: String) -> ! {
     std::panic::resume_unwind(Box::new(CheckFailure { check, report }))
 }

@@ -37,7 +37,7 @@ fn tid() -> u32 {
 
 /// Per-block `[u32; N]` in shared memory, identified by the address of `key`.
 fn shared_u32s(key: &'static u8, n: usize) -> *mut u32 {
-    dev::shared_static(key, n * 4, 4) as *mut u32
+    dev::shared_static(key, n * 4, 4, std::panic::Location::caller()) as *mut u32
 }
 
 #[test]
@@ -707,4 +707,132 @@ fn shuffles_reading_absent_lanes_are_reported() {
         std::hint::black_box(dev::shfl_u32(ShflMode::Down, u32::MAX, 7, 16, 32));
     });
     assert!(r.is_ok(), "{r:?}");
+}
+
+/// `n` u32s of shared memory through the checked API, one array per `key`.
+fn shared_slice(key: &'static u8, n: usize) -> crate::device::shared::SharedSlice<u32> {
+    crate::device::shared::__static_shared::<u32>(key, n)
+}
+
+#[test]
+fn shared_memory_races_are_reported() {
+    use crate::CpuCheck::SharedRace;
+    static A: u8 = 0;
+    let n = 64usize;
+    // Each thread writes its element, then reads its neighbour's with no barrier between.
+    let (write, read) = (line!() + 4, line!() + 5);
+    let kernel = || {
+        let s = shared_slice(&A, n);
+        let t = tid() as usize;
+        s.set(t, t as u32);
+        std::hint::black_box(s.get((t + 1) % n));
+    };
+    let report = expect_check(cpu_launch(&fibers(), LaunchConfig::new(2, n as u32), kernel), SharedRace);
+    // Thread 0 runs first and reads element 1 before thread 1 writes it.
+    assert!(report.starts_with("in block (0,0,0), write-after-read hazard on byte 4 of the shared array declared at "));
+    assert!(report.contains(&format!("thread (0,0,0) read it at {}:{read}:", file!())), "{report}");
+    assert!(report.contains(&format!("thread (1,0,0) writes it at {}:{write}:", file!())), "{report}");
+    assert!(report.contains("with no sync_threads between them (barrier epoch 0) nor a sync_warp"), "{report}");
+    // The same in plain-loop mode (a kernel without barriers).
+    let report = expect_check(cpu_launch(&plain(), LaunchConfig::new(1, n as u32), kernel), SharedRace);
+    assert!(report.contains("write-after-read hazard on byte 4"), "{report}");
+
+    // A barrier between the write and the read: no race, and the values are right.
+    let o = out(n);
+    cpu_launch(&fibers(), LaunchConfig::new(2, n as u32), || {
+        let s = shared_slice(&A, n);
+        let t = tid() as usize;
+        s.set(t, t as u32);
+        dev::sync_threads();
+        o[t].store(s.get((t + 1) % n), Relaxed);
+        dev::sync_threads();
+        s.set(t, 0); // after everyone has read
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(values(&o), (0..n as u32).map(|t| (t + 1) % n as u32).collect::<Vec<_>>());
+
+    // Every thread writes element 0 after a barrier: write-after-write, epoch 1.
+    let report = expect_check(
+        cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+            dev::sync_threads();
+            shared_slice(&A, 1).set(0, tid());
+        }),
+        SharedRace,
+    );
+    assert!(report.contains("write-after-write hazard on byte 0"), "{report}");
+    assert!(report.contains("thread (0,0,0) wrote it at") && report.contains("then thread (1,0,0) writes it"));
+    assert!(report.contains("(barrier epoch 1)"), "{report}");
+}
+
+#[test]
+fn atomics_and_warp_syncs_order_shared_memory() {
+    use crate::device::atomic::{AtomicInt, Ordering, Scope};
+    use crate::CpuCheck::SharedRace;
+    static B: u8 = 0;
+    static C: u8 = 0;
+    // Atomics on one element from every thread do not race; reading it after a barrier does not.
+    let o = out(1);
+    cpu_launch(&fibers(), LaunchConfig::new(1, 128), || {
+        let s = shared_slice(&B, 1);
+        s.atomic(0).with(|a| a.atomic_add(1, Scope::Block));
+        dev::sync_threads();
+        if tid() == 5 {
+            o[0].store(s.get(0), Relaxed);
+        }
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(values(&o), [128]);
+    // A plain read of it without the barrier races with the other threads' atomics.
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = shared_slice(&B, 1);
+        s.atomic(0).with(|a| a.atomic_add(1, Scope::Block));
+        std::hint::black_box(s.get(0));
+    });
+    let report = expect_check(r, SharedRace);
+    assert!(report.contains("read-after-write") || report.contains("write-after-read"), "{report}");
+    assert!(report.contains("atomically"), "{report}");
+    // Atomic loads against atomic adds: no race.
+    cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = shared_slice(&B, 1);
+        s.atomic(0).with(|a| a.atomic_add(1, Scope::Block));
+        std::hint::black_box(s.atomic(0).load(Ordering::Relaxed));
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+
+    // Lanes of one warp exchange through shared memory after a sync_warp: ordered.
+    cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = shared_slice(&C, 64);
+        let t = tid() as usize;
+        s.set(t, t as u32);
+        dev::sync_warp(u32::MAX);
+        std::hint::black_box(s.get(t ^ 1));
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    // The same exchange across warps needs a block barrier.
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = shared_slice(&C, 64);
+        let t = tid() as usize;
+        s.set(t, t as u32);
+        dev::sync_warp(u32::MAX);
+        std::hint::black_box(s.get(t ^ 32));
+    });
+    let report = expect_check(r, SharedRace);
+    // Lane 31 wrote element 31 before the sync_warp; lane 31 of warp 1 reads it after its own.
+    assert!(report.contains("read-after-write hazard on byte 124"), "{report}");
+    assert!(report.contains("thread (31,0,0) wrote it") && report.contains("thread (63,0,0) reads it"), "{report}");
+    assert!(!report.contains("sync_warp of their warp"), "different warps: {report}");
+}
+
+#[test]
+fn dynamic_shared_memory_races_are_reported_and_checks_can_be_off() {
+    use crate::device::shared::dynamic_shared;
+    let kernel = || {
+        let s = dynamic_shared::<u32>();
+        s.set(0, tid());
+    };
+    let cfg = LaunchConfig::new(1, 32).shared_mem_bytes(64);
+    let report = expect_check(super::launch(&fibers(), cfg, true, kernel), crate::CpuCheck::SharedRace);
+    assert!(report.contains("write-after-write hazard on byte 0 of the dynamic shared memory"), "{report}");
+    // Unchecked, the same kernel runs (the last writer wins).
+    super::launch(&fibers(), cfg, false, kernel).unwrap_or_else(|e| panic!("{e}"));
 }
