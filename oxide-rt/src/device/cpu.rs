@@ -15,7 +15,8 @@ use std::alloc::{self, Layout};
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{fence, Ordering};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 
 /// The fiber yielder type of the CPU executor (resume input, yield output: nothing; results
 /// travel through the [`Fiber`] slot).
@@ -202,8 +203,11 @@ struct Ctx {
     thread_y: Cell<u32>,
     thread_z: Cell<u32>,
     /// The thread's index in the whole launch (what `thread::index()` returns):
-    /// `block_base + linear index in the block`.
-    global: Cell<usize>,
+    /// `block_base + linear index in the block`. Atomic (relaxed loads and stores are plain
+    /// moves) because the watchdog reads it from another thread, as the sign of progress.
+    global: AtomicUsize,
+    /// A block runs on this OS thread now (for the watchdog).
+    busy: AtomicBool,
     /// Linear index of the block in the grid times the threads per block.
     block_base: Cell<usize>,
     block_idx: Cell<Dim3>,
@@ -223,7 +227,8 @@ thread_local! {
             thread_x: Cell::new(0),
             thread_y: Cell::new(0),
             thread_z: Cell::new(0),
-            global: Cell::new(0),
+            global: AtomicUsize::new(0),
+            busy: AtomicBool::new(false),
             block_base: Cell::new(0),
             block_idx: Cell::new(ZERO),
             block_dim: Cell::new(ZERO),
@@ -248,11 +253,23 @@ pub(crate) fn enter_block(block_idx: Dim3, block_dim: Dim3, grid_dim: Dim3, mem:
         c.block_dim.set(block_dim);
         c.grid_dim.set(grid_dim);
         c.block_base.set(base);
-        c.global.set(base);
+        c.global.store(base, Relaxed);
         c.mem.set(mem);
         c.fiber.set(ptr::null());
+        c.busy.store(true, Relaxed);
     });
     base
+}
+
+/// Where the watchdog reads this OS thread's progress: the running thread's launch index, and
+/// whether a block runs. Both live as long as the OS thread.
+pub(crate) fn progress() -> (*const AtomicUsize, *const AtomicBool) {
+    CTX.with(|c| (&c.global as *const AtomicUsize, &c.busy as *const AtomicBool))
+}
+
+/// Linear index in its block of the simulated thread that runs now.
+pub(crate) fn current_linear() -> u32 {
+    CTX.with(linear)
 }
 
 pub(crate) fn leave_block() {
@@ -263,7 +280,8 @@ pub(crate) fn leave_block() {
         c.block_dim.set(ZERO);
         c.grid_dim.set(ZERO);
         c.block_base.set(0);
-        c.global.set(0);
+        c.global.store(0, Relaxed);
+        c.busy.store(false, Relaxed);
     });
 }
 
@@ -284,7 +302,7 @@ pub(crate) fn set_plain_row(y: u32, z: u32) {
 pub(crate) fn set_plain_thread(x: u32, global: usize) {
     CTX.with(|c| {
         c.thread_x.set(x);
-        c.global.set(global);
+        c.global.store(global, Relaxed);
     });
 }
 
@@ -295,7 +313,7 @@ pub(crate) fn set_thread(thread_idx: Dim3, linear: u32, fiber: *const Fiber) {
         c.thread_x.set(thread_idx.x);
         c.thread_y.set(thread_idx.y);
         c.thread_z.set(thread_idx.z);
-        c.global.set(c.block_base.get().wrapping_add(linear as usize));
+        c.global.store(c.block_base.get().wrapping_add(linear as usize), Relaxed);
         c.fiber.set(fiber);
     });
 }
@@ -330,13 +348,13 @@ pub fn thread_idx() -> Dim3 {
 /// executor instead of recomputed from the four index registers.
 #[inline]
 pub fn global_linear_index() -> usize {
-    in_launch(|c| c.global.get())
+    in_launch(|c| c.global.load(Relaxed))
 }
 
 /// Linear thread index in the block (`x` fastest).
 #[inline(always)]
 fn linear(c: &Ctx) -> u32 {
-    c.global.get().wrapping_sub(c.block_base.get()) as u32
+    c.global.load(Relaxed).wrapping_sub(c.block_base.get()) as u32
 }
 
 #[inline]

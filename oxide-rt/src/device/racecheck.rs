@@ -138,9 +138,9 @@ impl Races {
                         *r = EMPTY;
                     }
                 }
-                match cell.reads.iter().position(|r| r.thread == now.thread || r.thread == NOBODY) {
-                    Some(slot) => cell.reads[slot] = now,
-                    None => {} // two other threads' reads are remembered already
+                // When neither slot fits, two other threads' reads are remembered already.
+                if let Some(slot) = cell.reads.iter().position(|r| r.thread == now.thread || r.thread == NOBODY) {
+                    cell.reads[slot] = now;
                 }
             }
         }

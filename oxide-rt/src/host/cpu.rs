@@ -34,18 +34,23 @@
 pub(crate) mod checks;
 mod classify;
 mod fibers;
+mod guard;
 #[cfg(test)]
 mod tests;
+mod watchdog;
 
-pub use checks::{cpu_checks, set_cpu_checks};
+pub use checks::{cpu_checks, set_cpu_checks, set_cpu_watchdog, DEFAULT_WATCHDOG_MS};
 
-use super::Error;
+use super::{CpuCheck, Error};
 use crate::device::cpu::{enter_block, leave_block, set_plain_row, set_plain_thread, BlockMem};
 use crate::{Dim3, LaunchConfig};
+use corosensei::{Coroutine, CoroutineResult};
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
+use std::time::Duration;
+use watchdog::Watchdog;
 
 /// A raw pointer that generated CPU launchers hand to every block. Sound to share because each
 /// simulated thread only touches the element of its own unique `ThreadIndex`.
@@ -180,11 +185,16 @@ impl CpuKernel {
 /// Runs `thread_body` once per simulated thread of the launch `cfg` (see the module docs), with
 /// the checks on or off as [`cpu_checks`] says.
 pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_body: F) -> Result<(), Error> {
-    launch(kernel, cfg, checks::enabled()?, thread_body)
+    launch(kernel, cfg, checks::settings()?, thread_body)
 }
 
-/// [`cpu_launch`] with the checks on or off for this launch alone.
-fn launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, checks: bool, thread_body: F) -> Result<(), Error> {
+/// [`cpu_launch`] with the checks of `settings`.
+fn launch<F: Fn() + Sync>(
+    kernel: &CpuKernel,
+    cfg: LaunchConfig,
+    settings: checks::Settings,
+    thread_body: F,
+) -> Result<(), Error> {
     let name = kernel.name;
     check(name, &cfg)?;
     if kernel.max_threads > 0 && cfg.block.volume() > kernel.max_threads as u64 {
@@ -219,8 +229,22 @@ fn launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, checks: bool, t
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let workers = worker_count()?.min(blocks as usize).max(1);
     let chunk = chunk_blocks(blocks, workers, cfg.block.volume());
+    // Threads get stacks sized from the kernel's own frame, with a guard page (`guard`).
+    let stack_bytes = if use_fibers {
+        fibers::stack_bytes(footprint.local_bytes)
+    } else {
+        PLAIN_STACK_BYTES + fibers::stack_bytes(footprint.local_bytes)
+    };
+    let launch = Launch { name, cfg, checks: settings.checks, stack_bytes, watchdog: settings.watchdog };
+    let dog = settings.watchdog.filter(|_| guard::prepare_thread()).map(|limit| Watchdog::new(limit, workers));
     let run_worker = || {
-        let mut pool = use_fibers.then(fibers::StackPool::default);
+        let _beat = dog.as_ref().map(|d| d.register());
+        guard::prepare_thread();
+        let mut stacks = if use_fibers {
+            Stacks::Fibers(fibers::StackPool::new(stack_bytes))
+        } else {
+            Stacks::Plain(fibers::ColoredStack::new(stack_bytes).ok())
+        };
         // Workers take `chunk` consecutive blocks at a time: one shared-counter update (a cache
         // line bouncing between cores) per chunk instead of per block.
         'chunks: loop {
@@ -233,7 +257,7 @@ fn launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, checks: bool, t
                 if stop.load(Ordering::Relaxed) {
                     break 'chunks;
                 }
-                if let Err(e) = run_block(name, &cfg, block_idx, &thread_body, pool.as_mut(), checks) {
+                if let Err(e) = run_block(&launch, block_idx, &thread_body, &mut stacks) {
                     let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
                     f.get_or_insert(e);
                     stop.store(true, Ordering::Relaxed); // no more blocks start
@@ -245,6 +269,9 @@ fn launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, checks: bool, t
         }
     };
     std::thread::scope(|s| {
+        if let Some(dog) = &dog {
+            s.spawn(|| dog.watch());
+        }
         for _ in 1..workers {
             s.spawn(run_worker);
         }
@@ -254,6 +281,30 @@ fn launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, checks: bool, t
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Stack of the coroutine a worker runs barrier-free blocks on, beyond what a fiber gets: the
+/// plain loop is deeper (and a thread that needs a fiber's stack and a bit more should not fail
+/// here and pass there).
+const PLAIN_STACK_BYTES: usize = 8 << 20;
+
+/// What every block of a launch needs to know.
+struct Launch {
+    name: &'static str,
+    cfg: LaunchConfig,
+    checks: bool,
+    /// Stack of each simulated thread (each fiber, or the plain loop's coroutine).
+    stack_bytes: usize,
+    watchdog: Option<Duration>,
+}
+
+/// What a worker runs its blocks' threads on.
+enum Stacks {
+    /// A stack per simulated thread.
+    Fibers(fibers::StackPool),
+    /// One stack for the plain loop; `None` when it could not be mapped (then the loop runs on
+    /// the worker's own stack, unguarded).
+    Plain(Option<fibers::ColoredStack>),
 }
 
 /// Blocks a worker takes at once: about 64K simulated threads, so the shared counter is touched
@@ -293,23 +344,22 @@ fn worker_count() -> Result<usize, Error> {
 }
 
 fn run_block<F: Fn() + Sync>(
-    kernel: &'static str,
-    cfg: &LaunchConfig,
+    launch: &Launch,
     block_idx: Dim3,
     thread_body: &F,
-    pool: Option<&mut fibers::StackPool>,
-    checks: bool,
+    stacks: &mut Stacks,
 ) -> Result<(), Error> {
-    let mem = BlockMem::new(cfg.shared_mem_bytes as usize, checks);
+    let (kernel, cfg) = (launch.name, &launch.cfg);
+    let mem = BlockMem::new(cfg.shared_mem_bytes as usize, launch.checks);
     let base = enter_block(block_idx, cfg.block, cfg.grid, &mem);
     IN_KERNEL.with(|k| k.set(true));
-    let result = match pool {
-        Some(pool) => fibers::run_block(cfg.block, thread_body, pool, &mem),
-        None => panic::catch_unwind(AssertUnwindSafe(|| plain_block(cfg.block, base, thread_body)))
-            .map_err(fibers::Failure::Panic),
+    let result = match stacks {
+        Stacks::Fibers(pool) => fibers::run_block(cfg.block, thread_body, pool, &mem),
+        Stacks::Plain(stack) => plain_on_stack(stack, cfg.block, base, thread_body),
     };
     IN_KERNEL.with(|k| k.set(false));
     leave_block();
+    let epoch = mem.epoch.get();
     drop(mem);
     let in_block = |report: String| {
         let b = block_idx;
@@ -326,7 +376,111 @@ fn run_block<F: Fn() + Sync>(
         },
         fibers::Failure::Message(message) => Error::KernelPanic { kernel, message, location: None },
         fibers::Failure::Check(check, report) => Error::CpuCheck { kernel, check, report: in_block(report) },
+        fibers::Failure::Trapped { thread, stalled } => {
+            let who = fibers::thread_name(cfg.block, thread);
+            let (check, report) = if stalled {
+                let limit = launch.watchdog.map_or(0, |d| d.as_millis());
+                (
+                    CpuCheck::Watchdog,
+                    format!(
+                        "{who} ran for {limit} ms without reaching a barrier, a warp operation or its end \
+                         (barrier epoch {epoch}){}; a spin-wait on a flag that another thread of the block sets \
+                         never ends on the CPU executor, which runs the other thread only when this one waits \
+                         (and on the GPU such a wait is undefined without a barrier) — set \
+                         OXIDE_CPU_WATCHDOG_MS to allow more time",
+                        spinning_at(guard::take_stall_trace())
+                    ),
+                )
+            } else {
+                (
+                    CpuCheck::StackOverflow,
+                    format!(
+                        "{who} overflowed its {} KiB stack (barrier epoch {epoch}): unbounded or deep \
+                         recursion, or large local arrays (a GPU thread has 1 KiB of stack by default, at \
+                         most {} KiB)",
+                        launch.stack_bytes / 1024,
+                        super::MAX_LOCAL_PER_THREAD / 1024
+                    ),
+                )
+            };
+            Error::CpuCheck { kernel, check, report: in_block(report) }
+        }
     })
+}
+
+/// `, spinning at <frames of the kernel>` from the backtrace the stall handler took, or nothing:
+/// the first frames that are not the handler's, the standard library's or the executor's.
+fn spinning_at(trace: Option<std::backtrace::Backtrace>) -> String {
+    const INTERNAL: &[&str] = &[
+        "std::",
+        "core::",
+        "alloc::",
+        "corosensei::",
+        "__rust",
+        "<unknown>",
+        "oxide_rt::host::cpu::guard",
+        "oxide_rt::host::cpu::fibers",
+        "oxide_rt::host::cpu::plain",
+    ];
+    let Some(trace) = trace else { return String::new() };
+    let text = trace.to_string();
+    let mut frames: Vec<String> = Vec::new();
+    let mut function = "";
+    let mut internal = true;
+    for line in text.lines().map(str::trim) {
+        if let Some(place) = line.strip_prefix("at ") {
+            if !internal && frames.len() < 3 {
+                frames.push(format!("{function} at {place}"));
+            }
+        } else if let Some((_, f)) = line.split_once(": ") {
+            function = f;
+            internal = INTERNAL.iter().any(|p| f.starts_with(p)) || f.contains(" as core::");
+            if internal && !frames.is_empty() {
+                break; // back in the executor, below the kernel
+            }
+        }
+    }
+    if frames.is_empty() {
+        return String::new();
+    }
+    format!(", spinning at {}", frames.join(", called from "))
+}
+
+/// Runs a barrier-free block on the worker's plain-loop stack (guarded: see `guard`).
+fn plain_on_stack<F: Fn() + Sync>(
+    stack: &mut Option<fibers::ColoredStack>,
+    block: Dim3,
+    base: usize,
+    thread_body: &F,
+) -> Result<(), fibers::Failure> {
+    let run = || panic::catch_unwind(AssertUnwindSafe(|| plain_block(block, base, thread_body))).err();
+    let Some(s) = stack.take() else { return run().map_or(Ok(()), |p| Err(fibers::Failure::Panic(p))) };
+    let guard_page = s.guard();
+    // The coroutine never suspends (a collective in plain mode panics), and it is resumed until
+    // it returns, or dropped (which unwinds it), before this function returns.
+    // SAFETY: so its borrows of `thread_body` outlive it.
+    let mut co: Coroutine<(), (), guard::Return, fibers::ColoredStack> =
+        unsafe { Coroutine::with_stack_unchecked(s, move |_: &fibers::Yielder, ()| run()) };
+    let outcome = guard::armed(co.trap_handler(), guard_page, || co.resume(()));
+    let payload = match outcome {
+        CoroutineResult::Return(payload) => {
+            *stack = Some(co.into_stack());
+            payload
+        }
+        CoroutineResult::Yield(()) => {
+            drop(co);
+            Some(Box::new("the plain loop of a barrier-free kernel suspended") as Box<dyn std::any::Any + Send>)
+        }
+    };
+    match payload {
+        None => Ok(()),
+        Some(p) => match guard::trapped(p.as_ref()) {
+            Some(stalled) => {
+                Err(fibers::Failure::Trapped { thread: crate::device::cpu::current_linear() as usize, stalled })
+            }
+            None => Err(fibers::Failure::Panic(p)),
+        },
+    }
 }
 
 /// The threads of a barrier-free block, one after another; `base` is the launch index of the

@@ -20,7 +20,9 @@
 //! * a shuffle that reads a lane that does not take part (exited, outside the block, not in the
 //!   mask): the GPU returns an undefined value there.
 
-use crate::device::cpu::{set_thread, shfl_source, BlockAborted, BlockMem, Fiber, Op, WarpOp, Yielder};
+use super::guard;
+pub(super) use crate::device::cpu::Yielder;
+use crate::device::cpu::{set_thread, shfl_source, BlockAborted, BlockMem, Fiber, Op, WarpOp};
 use crate::host::CpuCheck;
 use crate::Dim3;
 use corosensei::stack::{DefaultStack, Stack, StackPointer};
@@ -30,13 +32,23 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Stack size of one simulated thread. Only touched pages use memory (the stack is mmap'ed
-/// with a guard page); a GPU thread has 1 KiB of stack by default, and the panic machinery
-/// needs a few KiB more.
+/// Stack size of one simulated thread beyond its kernel's stack frame (from the PTX). Only
+/// touched pages use memory (the stack is mmap'ed with a guard page); a GPU thread has 1 KiB of
+/// stack by default, and the panic machinery needs a few KiB more. Going past it is an
+/// `Error::CpuCheck` (`guard`), not a crash.
 pub(super) const STACK_BYTES: usize = 256 * 1024;
 
+/// The stack a simulated thread gets for a kernel whose deepest frame (PTX `.local` depot) is
+/// `local_bytes`: the host build of the kernel keeps the same arrays on its stack, twice in an
+/// unoptimised build (a temporary and its copy). Rounded up to 64 KiB, so that launches of
+/// similar kernels share stacks.
+pub(super) fn stack_bytes(local_bytes: u64) -> usize {
+    let local = usize::try_from(local_bytes).unwrap_or(usize::MAX / 4);
+    (STACK_BYTES + 2 * local).next_multiple_of(64 * 1024)
+}
+
 type Payload = Box<dyn Any + Send>;
-type Fib = Coroutine<(), (), Option<Payload>, ColoredStack>;
+type Fib = Coroutine<(), (), guard::Return, ColoredStack>;
 
 /// A fiber stack whose top sits a few cache lines below the top of its mapping, a different
 /// distance for each stack. Mappings of equal size are aligned alike, so without this the tops
@@ -45,6 +57,8 @@ type Fib = Coroutine<(), (), Option<Payload>, ColoredStack>;
 pub(super) struct ColoredStack {
     inner: DefaultStack,
     offset: usize,
+    /// Usable bytes (at least what was asked for).
+    bytes: usize,
 }
 
 /// Step between stack tops: not a power of two, a multiple of the 16-byte stack alignment.
@@ -52,16 +66,35 @@ const COLOR_STEP: usize = 176;
 const COLORS: usize = 256;
 
 impl ColoredStack {
-    fn new() -> std::io::Result<ColoredStack> {
+    pub(super) fn new(bytes: usize) -> std::io::Result<ColoredStack> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let offset = NEXT.fetch_add(1, Ordering::Relaxed) % COLORS * COLOR_STEP;
-        Ok(ColoredStack { inner: DefaultStack::new(STACK_BYTES + COLORS * COLOR_STEP)?, offset })
+        Ok(ColoredStack { inner: DefaultStack::new(bytes + COLORS * COLOR_STEP)?, offset, bytes })
     }
+
+    /// The guard page at the bottom of the stack: `DefaultStack`'s limit is the start of its
+    /// mapping, whose first page it leaves without access.
+    pub(super) fn guard(&self) -> (usize, usize) {
+        let limit = self.inner.limit().get();
+        (limit, limit + page_size())
+    }
+}
+
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(|| {
+        #[cfg(unix)]
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        #[cfg(not(unix))]
+        let page = 4096;
+        usize::try_from(page).ok().filter(|p| p.is_power_of_two()).unwrap_or(4096)
+    })
 }
 
 // The usable range is the inner stack's minus `offset` bytes at the top, and `offset` keeps
 // the base 16-byte aligned.
-// SAFETY: that range stays above the inner stack's guard page and is at least STACK_BYTES long.
+// SAFETY: that range stays above the inner stack's guard page and is at least `bytes` long.
 unsafe impl Stack for ColoredStack {
     fn base(&self) -> StackPointer {
         let base = self.inner.base().get() - self.offset;
@@ -88,26 +121,36 @@ unsafe impl Stack for ColoredStack {
 static SPARE_STACKS: Mutex<Vec<ColoredStack>> = Mutex::new(Vec::new());
 const SPARE_CAP: usize = 8 * 1024;
 
-/// One worker's stacks: taken from the shared spares on first need, returned on drop.
-#[derive(Default)]
+/// One worker's stacks of at least `bytes` each: taken from the shared spares on first need,
+/// returned on drop.
 pub(super) struct StackPool {
     stacks: Vec<ColoredStack>,
+    bytes: usize,
 }
 
 impl StackPool {
+    pub(super) fn new(bytes: usize) -> StackPool {
+        StackPool { stacks: Vec::new(), bytes }
+    }
+
     fn take(&mut self) -> Result<ColoredStack, String> {
         if let Some(s) = self.stacks.pop() {
             return Ok(s);
         }
         {
             let mut spare = SPARE_STACKS.lock().unwrap_or_else(|e| e.into_inner());
-            let keep = spare.len().saturating_sub(1024);
-            self.stacks.extend(spare.drain(keep..));
+            let mut i = spare.len();
+            while i > 0 && self.stacks.len() < 1024 {
+                i -= 1;
+                if spare[i].bytes >= self.bytes {
+                    self.stacks.push(spare.swap_remove(i));
+                }
+            }
         }
         match self.stacks.pop() {
             Some(s) => Ok(s),
-            None => ColoredStack::new().map_err(|e| {
-                format!("could not map a {} KiB fiber stack for a simulated thread: {e}", STACK_BYTES / 1024)
+            None => ColoredStack::new(self.bytes).map_err(|e| {
+                format!("could not map a {} KiB fiber stack for a simulated thread: {e}", self.bytes / 1024)
             }),
         }
     }
@@ -130,6 +173,9 @@ pub(super) enum Failure {
     Message(String),
     /// A check of the executor failed (see the module docs).
     Check(CpuCheck, String),
+    /// The thread of this linear index overflowed its stack, or was stopped by the watchdog
+    /// (`stalled`); see `guard`.
+    Trapped { thread: usize, stalled: bool },
 }
 
 /// Runs all `block` threads of one block as fibers. The caller has published the block with
@@ -143,6 +189,7 @@ pub(super) fn run_block<F: Fn() + Sync>(
     let n = block.volume() as usize;
     let fibers: Vec<Fiber> = (0..n).map(|_| Fiber::new()).collect();
     let mut cos: Vec<Option<Fib>> = Vec::with_capacity(n);
+    let mut guards = Vec::with_capacity(n);
     let mut failure = None;
     for fiber in &fibers {
         let stack = match pool.take() {
@@ -152,6 +199,7 @@ pub(super) fn run_block<F: Fn() + Sync>(
                 break;
             }
         };
+        guards.push(stack.guard());
         let entry = move |y: &Yielder, ()| {
             fiber.yielder.set(y);
             panic::catch_unwind(AssertUnwindSafe(body)).err()
@@ -161,31 +209,40 @@ pub(super) fn run_block<F: Fn() + Sync>(
         // SAFETY: so the closure's borrows of `fibers` and `body` outlive every coroutine.
         cos.push(Some(unsafe { Coroutine::with_stack_unchecked(stack, entry) }));
     }
+    let mut run = Run { block, fibers: &fibers, cos: &mut cos, guards: &guards, pool };
     if failure.is_none() {
-        failure = schedule(block, &fibers, &mut cos, pool, mem).err();
+        failure = schedule(&mut run, mem).err();
     }
-    finish(block, &fibers, &mut cos, pool);
+    finish(&mut run);
     match failure {
         Some(f) => Err(f),
         None => Ok(()),
     }
 }
 
-fn schedule(
+/// The fibers of one block and what running them needs.
+struct Run<'a, 'f> {
     block: Dim3,
-    fibers: &[Fiber],
-    cos: &mut [Option<Fib>],
-    pool: &mut StackPool,
-    mem: &BlockMem,
-) -> Result<(), Failure> {
+    fibers: &'f [Fiber],
+    cos: &'a mut [Option<Fib>],
+    /// The guard page of each fiber's stack.
+    guards: &'a [(usize, usize)],
+    pool: &'a mut StackPool,
+}
+
+fn schedule(run: &mut Run, mem: &BlockMem) -> Result<(), Failure> {
+    let (block, fibers) = (run.block, run.fibers);
     let n = fibers.len();
     // Stack of ready threads; popped from the end, so thread 0 runs first.
     let mut ready: Vec<usize> = (0..n).rev().collect();
     let mut live = n;
     loop {
         while let Some(i) = ready.pop() {
-            if let Some(payload) = resume(block, i, fibers, cos, pool) {
-                return Err(Failure::Panic(payload));
+            if let Some(payload) = resume(run, i) {
+                return Err(match guard::trapped(payload.as_ref()) {
+                    Some(stalled) => Failure::Trapped { thread: i, stalled },
+                    None => Failure::Panic(payload),
+                });
             }
             if fibers[i].op.get() == Op::Done {
                 live -= 1;
@@ -201,17 +258,19 @@ fn schedule(
     }
 }
 
-/// Runs fiber `i` until it suspends or returns; `Some(payload)` when it panicked.
-fn resume(block: Dim3, i: usize, fibers: &[Fiber], cos: &mut [Option<Fib>], pool: &mut StackPool) -> Option<Payload> {
-    let co = cos[i].as_mut()?;
-    fibers[i].op.set(Op::Running);
-    set_thread(super::unlinear(i as u64, block), i as u32, &fibers[i]);
-    match co.resume(()) {
+/// Runs fiber `i` until it suspends or returns; `Some(payload)` when it panicked or was
+/// trapped (`guard`).
+fn resume(run: &mut Run, i: usize) -> Option<Payload> {
+    let co = run.cos[i].as_mut()?;
+    let fiber = &run.fibers[i];
+    fiber.op.set(Op::Running);
+    set_thread(super::unlinear(i as u64, run.block), i as u32, fiber);
+    match guard::armed(co.trap_handler(), run.guards[i], || co.resume(())) {
         CoroutineResult::Yield(()) => None,
         CoroutineResult::Return(result) => {
-            fibers[i].op.set(Op::Done);
-            if let Some(co) = cos[i].take() {
-                pool.stacks.push(co.into_stack());
+            fiber.op.set(Op::Done);
+            if let Some(co) = run.cos[i].take() {
+                run.pool.stacks.push(co.into_stack());
             }
             result.filter(|p| !p.is::<BlockAborted>())
         }
@@ -220,24 +279,24 @@ fn resume(block: Dim3, i: usize, fibers: &[Fiber], cos: &mut [Option<Fib>], pool
 
 /// Tears down what is left of a block: unwinds suspended fibers (so their destructors run and
 /// their stacks can be reused) and drops fibers that never started.
-fn finish(block: Dim3, fibers: &[Fiber], cos: &mut [Option<Fib>], pool: &mut StackPool) {
-    for i in 0..cos.len() {
-        let Some(co) = cos[i].as_mut() else { continue };
+fn finish(run: &mut Run) {
+    for i in 0..run.cos.len() {
+        let Some(co) = run.cos[i].as_mut() else { continue };
         if co.started() {
-            fibers[i].abort.set(true);
+            run.fibers[i].abort.set(true);
             // A kernel that swallows the abort unwind and waits again gets resumed a few times,
             // then force-unwound.
             for _ in 0..4 {
-                if cos[i].is_none() {
+                if run.cos[i].is_none() {
                     break;
                 }
-                let _ = resume(block, i, fibers, cos, pool);
+                let _ = resume(run, i);
             }
         }
-        if let Some(mut co) = cos[i].take() {
+        if let Some(mut co) = run.cos[i].take() {
             co.force_unwind();
             if co.done() {
-                pool.stacks.push(co.into_stack());
+                run.pool.stacks.push(co.into_stack());
             }
         }
     }

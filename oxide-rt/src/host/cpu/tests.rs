@@ -9,6 +9,14 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
+fn checked() -> super::checks::Settings {
+    super::checks::Settings { checks: true, watchdog: None }
+}
+
+fn unchecked() -> super::checks::Settings {
+    super::checks::Settings { checks: false, watchdog: None }
+}
+
 /// PTX of a kernel `k` with a barrier (runs as fibers) and of one without (plain loop).
 static FIBER_MODULE: EmbeddedModule =
     EmbeddedModule { ptx: ".visible .entry k()\n{\n\tbar.sync \t0;\n\tret;\n}\n", cubins: &[] };
@@ -152,7 +160,7 @@ fn shuffles_with_partial_and_divergent_masks() -> TestResult {
         let r = dev::shfl_u32(ShflMode::Idx, mask, t * 10, (lane + 2) % 32, 32);
         o[t as usize].store(r, Relaxed);
     };
-    super::launch(&fibers(), LaunchConfig::new(1, block), false, kernel)?;
+    super::launch(&fibers(), LaunchConfig::new(1, block), unchecked(), kernel)?;
     let got = values(&o);
     for t in 0..block {
         let (warp, lane) = (t / 32, t % 32);
@@ -163,7 +171,7 @@ fn shuffles_with_partial_and_divergent_masks() -> TestResult {
         assert_eq!(got[t as usize], want, "thread {t}");
     }
     // Checked, reading a lane outside the block is an error (the GPU returns garbage there).
-    match super::launch(&fibers(), LaunchConfig::new(1, block), true, kernel) {
+    match super::launch(&fibers(), LaunchConfig::new(1, block), checked(), kernel) {
         Err(Error::CpuCheck { kernel: "k", check: crate::CpuCheck::WarpLane, report }) => {
             let site = format!("{}:{shfl_line}:", file!());
             assert!(report.contains("thread (46,0,0) (warp 1, lane 14) read lane 16"), "{report}");
@@ -411,7 +419,7 @@ fn divergent_warp_groups_and_early_exit_do_not_deadlock() -> TestResult {
     let o = out(block as usize);
     // Unchecked: the early exit of warp 3 before the second barrier is reported when checked
     // (`barrier_divergence_is_reported`).
-    super::launch(&fibers(), LaunchConfig::new(1, block), false, || {
+    super::launch(&fibers(), LaunchConfig::new(1, block), unchecked(), || {
         let (t, lane) = (tid(), dev::lane_id());
         // Different warps and half-warps take different branches with their own collectives.
         let v = if lane < 16 {
@@ -831,8 +839,96 @@ fn dynamic_shared_memory_races_are_reported_and_checks_can_be_off() {
         s.set(0, tid());
     };
     let cfg = LaunchConfig::new(1, 32).shared_mem_bytes(64);
-    let report = expect_check(super::launch(&fibers(), cfg, true, kernel), crate::CpuCheck::SharedRace);
+    let report = expect_check(super::launch(&fibers(), cfg, checked(), kernel), crate::CpuCheck::SharedRace);
     assert!(report.contains("write-after-write hazard on byte 0 of the dynamic shared memory"), "{report}");
     // Unchecked, the same kernel runs (the last writer wins).
-    super::launch(&fibers(), cfg, false, kernel).unwrap_or_else(|e| panic!("{e}"));
+    super::launch(&fibers(), cfg, unchecked(), kernel).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Recursion `n` deep with a frame of about 1 KiB per level.
+fn recurse(n: u32) -> u32 {
+    let frame = std::hint::black_box([n as u8; 1024]);
+    if n == 0 {
+        return frame[0] as u32;
+    }
+    recurse(n - 1).wrapping_add(frame[(n % 1024) as usize] as u32)
+}
+
+#[test]
+fn a_stack_overflow_is_an_error_not_an_abort() -> TestResult {
+    use crate::CpuCheck::StackOverflow;
+    for kernel in [fibers(), plain()] {
+        let r = cpu_launch(&kernel, LaunchConfig::new(4, 64), || {
+            // Thread 7 of block 2 recurses 100 000 deep (about 100 MB of stack).
+            let depth = if dev::block_idx().x == 2 && tid() == 7 { 100_000 } else { 10 };
+            std::hint::black_box(recurse(depth));
+        });
+        let report = expect_check(r, StackOverflow);
+        assert!(report.starts_with("in block (2,0,0), thread (7,0,0) (warp 0, lane 7) overflowed its "), "{report}");
+        // The executor (and the process) carry on: the same kernel without the deep thread runs.
+        cpu_launch(&kernel, LaunchConfig::new(4, 64), || {
+            std::hint::black_box(recurse(10));
+        })?;
+    }
+    Ok(())
+}
+
+#[test]
+fn fiber_stacks_grow_with_the_kernels_frame() -> TestResult {
+    // 320 KiB of local memory (the PTX says so) and a barrier: the fibers get a stack that
+    // holds it, instead of the 256 KiB default.
+    static BIG_FRAME: EmbeddedModule = EmbeddedModule {
+        ptx: ".visible .entry k()\n{\n\t.local .align 8 .b8 \t__local_depot0[327680];\n\tbar.sync \t0;\n\tret;\n}\n",
+        cubins: &[],
+    };
+    let kernel = CpuKernel::new(&BIG_FRAME, "k");
+    assert!(super::fibers::stack_bytes(327_680) >= 327_680 + super::fibers::STACK_BYTES);
+    let o = out(64);
+    cpu_launch(&kernel, LaunchConfig::new(2, 32), || {
+        let local = std::hint::black_box([tid(); 320 * 1024 / 4]);
+        dev::sync_threads();
+        o[index().get()].store(local[local.len() - 1 - tid() as usize], Relaxed);
+    })?;
+    assert_eq!(values(&o), (0..64).map(|i| i % 32).collect::<Vec<_>>());
+    Ok(())
+}
+
+#[test]
+fn a_thread_spinning_forever_is_stopped_by_the_watchdog() {
+    use crate::CpuCheck::Watchdog;
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+    let settings = super::checks::Settings { checks: true, watchdog: Some(Duration::from_millis(300)) };
+    // Thread 0 waits for a flag that thread 1 sets after a barrier thread 0 never reaches.
+    let flag = AtomicBool::new(false);
+    let line = line!() + 4;
+    let start = Instant::now();
+    let r = super::launch(&fibers(), LaunchConfig::new(1, 64), settings, || {
+        if tid() == 0 {
+            while !flag.load(std::sync::atomic::Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+        } else {
+            dev::sync_threads();
+            flag.store(true, std::sync::atomic::Ordering::Release);
+        }
+    });
+    let report = expect_check(r, Watchdog);
+    assert!(start.elapsed() < Duration::from_secs(20), "stopped after {:?}", start.elapsed());
+    assert!(report.starts_with("in block (0,0,0), thread (0,0,0) (warp 0, lane 0) ran for 300 ms"), "{report}");
+    let at = "a_thread_spinning_forever_is_stopped_by_the_watchdog::{{closure}} at ";
+    assert!(report.contains(&format!(", spinning at oxide_rt::host::cpu::tests::{at}")), "{report}");
+    // The loop's condition or its body, wherever the signal found it.
+    let at_loop = |l: u32| report.contains(&format!("src/host/cpu/tests.rs:{l}:"));
+    assert!(at_loop(line) || at_loop(line + 1), "{report}");
+    // A plain-loop kernel spinning on a flag nobody sets.
+    let r = super::launch(&plain(), LaunchConfig::new(3, 32), settings, || {
+        if dev::block_idx().x == 1 && tid() == 3 {
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        }
+    });
+    let report = expect_check(r, Watchdog);
+    assert!(report.starts_with("in block (1,0,0), thread (3,0,0)"), "{report}");
 }
