@@ -423,27 +423,33 @@ fn spinning_at(trace: Option<std::backtrace::Backtrace>) -> String {
         "oxide_rt::host::cpu::plain",
     ];
     let Some(trace) = trace else { return String::new() };
+    // `Backtrace`'s text: a line `N: function` per frame, then `at file:line:col` when known.
     let text = trace.to_string();
-    let mut frames: Vec<String> = Vec::new();
-    let mut function = "";
-    let mut internal = true;
+    let mut frames: Vec<(&str, Option<&str>)> = Vec::new();
     for line in text.lines().map(str::trim) {
         if let Some(place) = line.strip_prefix("at ") {
-            if !internal && frames.len() < 3 {
-                frames.push(format!("{function} at {place}"));
+            if let Some(last) = frames.last_mut() {
+                last.1 = Some(place);
             }
-        } else if let Some((_, f)) = line.split_once(": ") {
-            function = f;
-            internal = INTERNAL.iter().any(|p| f.starts_with(p)) || f.contains(" as core::");
-            if internal && !frames.is_empty() {
-                break; // back in the executor, below the kernel
-            }
+        } else if let Some((_, function)) = line.split_once(": ") {
+            frames.push((function, None));
         }
     }
-    if frames.is_empty() {
+    let internal = |f: &str| INTERNAL.iter().any(|p| f.starts_with(p)) || f.contains(" as core::");
+    let kernel: Vec<String> = frames
+        .iter()
+        .skip_while(|(f, _)| internal(f))
+        .take_while(|(f, _)| !internal(f)) // back in the executor, below the kernel
+        .take(3)
+        .map(|(f, place)| match place {
+            Some(place) => format!("{f} at {place}"),
+            None => format!("{f} (no line for this instruction)"),
+        })
+        .collect();
+    if kernel.is_empty() {
         return String::new();
     }
-    format!(", spinning at {}", frames.join(", called from "))
+    format!(", spinning at {}", kernel.join(", called from "))
 }
 
 /// Runs a barrier-free block on the worker's plain-loop stack (guarded: see `guard`).
