@@ -2,7 +2,9 @@
 //!
 //! As in CUDA, a block barrier must be reached by every thread of the block or by none, and a
 //! warp barrier by every lane named in its mask; a barrier inside a branch that only some threads
-//! take hangs or corrupts the kernel. A barrier the compiler copied into both arms of a branch
+//! take hangs or corrupts the kernel. The CPU executor, with its checks on, reports threads that
+//! wait at different `sync_threads*` calls, or at a barrier that other threads of the block
+//! have left the kernel without reaching, as `Error::CpuCheck` naming both source lines. A barrier the compiler copied into both arms of a branch
 //! still counts each thread once: it is `barrier.sync`, which threads may reach at different
 //! instructions.
 
