@@ -395,6 +395,7 @@ fn not_in_fiber(what: &str) -> ! {
 }
 
 /// Suspends the current fiber at collective `op` until the block scheduler resolves it.
+#[inline]
 fn collective(what: &str, op: Op) -> (u32, u32) {
     let f = in_launch(|c| c.fiber.get());
     if f.is_null() {
@@ -518,8 +519,10 @@ pub fn shared_static(key: *const u8, bytes: usize, align: usize, declared: Site)
 }
 
 /// Records an access of `bytes` bytes of shared memory at `at` made at `site`, for the race
-/// checks; stops the thread with `Error::CpuCheck` when it races with an earlier access.
-#[inline]
+/// checks; stops the thread with `Error::CpuCheck` when it races with an earlier access. Only
+/// called when [`shared_block`] says the block is checked.
+#[cold]
+#[inline(never)]
 pub(crate) fn shared_access(at: *const u8, bytes: usize, access: Access, site: Site) {
     let found = in_launch(|c| {
         let mem = c.mem.get();
@@ -544,9 +547,16 @@ pub(crate) fn shared_access(at: *const u8, bytes: usize, access: Access, site: S
 
 /// The running block's id (see `BlockMem::id`); panics outside a launch.
 pub fn shared_block_id() -> u64 {
+    shared_block().0
+}
+
+/// The running block's id and whether its shared-memory accesses are checked for races;
+/// panics outside a launch.
+#[inline]
+pub fn shared_block() -> (u64, bool) {
     let mem = in_launch(|c| c.mem.get());
     // SAFETY: as in `shared_static`.
-    unsafe { (*mem).id }
+    unsafe { ((*mem).id, (*mem).checks) }
 }
 
 /// This block's dynamic shared memory and its size (16-byte aligned; dangling when empty).

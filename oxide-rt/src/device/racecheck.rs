@@ -2,18 +2,20 @@
 //! --tool racecheck`, found on the CPU.
 //!
 //! Every access through the shared-memory API (`SharedSlice::get`/`set`, their unchecked
-//! twins, `SharedAtomic`) records, for each byte it touches, a stamp: the thread, whether the
-//! access was atomic, the block's barrier epoch and its warp's `sync_warp` count at that
-//! moment, and the source line. Per byte the shadow keeps the last write and up to two reads
-//! since it. Two accesses to one byte *conflict* when different threads made them, at least one
-//! writes and not both are atomic; they are *ordered* when a block barrier completed between
-//! them (the earlier epoch is smaller) or, for two lanes of one warp, a `sync_warp` did. A
-//! conflict that is not ordered is a race: read-after-write, write-after-read or
-//! write-after-write, reported with both threads and both source lines.
+//! twins, `SharedAtomic`) records, for each 4-byte word it touches, a stamp: the thread, which
+//! bytes of the word, whether the access was atomic, the block's barrier epoch and its warp's
+//! `sync_warp` count at that moment, and the source line. Per word the shadow keeps the last
+//! write and up to two reads since it. Two accesses *conflict* when they touch a common byte,
+//! different threads made them, at least one writes and not both are atomic; they are
+//! *ordered* when a block barrier completed between them (the earlier epoch is smaller) or, for
+//! two lanes of one warp, a `sync_warp` did. A conflict that is not ordered is a race:
+//! read-after-write, write-after-read or write-after-write, reported with both threads and both
+//! source lines.
 //!
-//! Only what the shadow remembers is compared (the last write, two reads), so a race can go
-//! unreported, but every report is a real unordered pair. Accesses through raw pointers
-//! (`as_ptr`) are not seen.
+//! Only what the shadow remembers is compared (the last write, two reads per word), so a race
+//! can go unreported (two threads writing different bytes of one word leave only the last
+//! write), but every report is a real unordered pair of accesses to one byte. Accesses through
+//! raw pointers (`as_ptr`) are not seen.
 
 use crate::device::cpu::Site;
 pub(crate) use crate::device::shared::Access;
@@ -33,18 +35,23 @@ impl Access {
 /// No thread: the stamp is empty.
 const NOBODY: u16 = u16::MAX;
 
+/// Bytes of shared memory one shadow cell covers.
+const WORD: usize = 4;
+
 /// One access as the shadow remembers it.
 #[derive(Clone, Copy)]
 struct Stamp {
     /// Linear index of the thread in its block, `NOBODY` for none.
     thread: u16,
     atomic: bool,
+    /// Which bytes of the cell's word it touched (bit `i`: byte `i`).
+    bytes: u8,
     epoch: u32,
     warp_syncs: u32,
     site: Option<Site>,
 }
 
-const EMPTY: Stamp = Stamp { thread: NOBODY, atomic: false, epoch: 0, warp_syncs: 0, site: None };
+const EMPTY: Stamp = Stamp { thread: NOBODY, atomic: false, bytes: 0, epoch: 0, warp_syncs: 0, site: None };
 
 #[derive(Clone, Copy)]
 struct Shadow {
@@ -60,7 +67,7 @@ struct Region {
     len: usize,
     /// Where the array is declared; `None` for the dynamic shared memory.
     declared: Option<Site>,
-    /// One per byte, made on the first checked access.
+    /// One per 4-byte word, made on the first checked access.
     shadow: Vec<Shadow>,
 }
 
@@ -99,21 +106,26 @@ impl Races {
             return Ok(()); // not shared memory this block knows (cannot happen through the API)
         };
         if region.shadow.is_empty() {
-            region.shadow = vec![CLEAN; region.len];
+            region.shadow = fresh_shadow(region.len.div_ceil(WORD));
         }
         let offset = addr - region.start;
         let end = (offset + bytes).min(region.len);
-        let now = Stamp {
+        let mut now = Stamp {
             thread: u16::try_from(by.thread).unwrap_or(NOBODY - 1),
             atomic: access.atomic(),
+            bytes: 0,
             epoch: by.epoch,
             warp_syncs: by.warp_syncs,
             site: Some(site),
         };
-        for byte in offset..end {
-            let cell = &mut region.shadow[byte];
+        for word in offset / WORD..end.div_ceil(WORD) {
+            // The bytes of this word the access touches.
+            let (lo, hi) = (offset.max(word * WORD) - word * WORD, end.min(word * WORD + WORD) - word * WORD);
+            now.bytes = ((1u16 << hi) - (1u16 << lo)) as u8;
+            let cell = &mut region.shadow[word];
             let conflict = |earlier: &Stamp| {
                 earlier.thread != NOBODY
+                    && earlier.bytes & now.bytes != 0
                     && earlier.thread != now.thread
                     && !(earlier.atomic && now.atomic)
                     && earlier.epoch == now.epoch
@@ -122,12 +134,12 @@ impl Races {
             if conflict(&cell.write) {
                 let kind = if access.writes() { "write-after-write" } else { "read-after-write" };
                 let (earlier, verb) = (cell.write, "wrote");
-                return Err(report(kind, region, byte, &earlier, verb, &now, access, by.block_dim));
+                return Err(report(kind, region, word, &earlier, verb, &now, access, by.block_dim));
             }
             if access.writes() {
                 if let Some(read) = cell.reads.iter().find(|r| conflict(r)) {
                     let read = *read;
-                    return Err(report("write-after-read", region, byte, &read, "read", &now, access, by.block_dim));
+                    return Err(report("write-after-read", region, word, &read, "read", &now, access, by.block_dim));
                 }
                 *cell = Shadow { write: now, reads: [EMPTY; 2] };
             } else {
@@ -148,11 +160,48 @@ impl Races {
     }
 }
 
+impl Drop for Races {
+    fn drop(&mut self) {
+        SPARE.with(|spare| {
+            let mut spare = spare.borrow_mut();
+            for region in self.regions.drain(..) {
+                if !region.shadow.is_empty() && spare.len() < SPARE_SHADOWS {
+                    spare.push(region.shadow);
+                }
+            }
+        });
+    }
+}
+
+/// Shadows kept per OS thread for the next blocks: the next block of a launch has the same
+/// arrays, and clearing a shadow costs less than mapping fresh pages for it.
+const SPARE_SHADOWS: usize = 16;
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Vec<Vec<Shadow>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A clean shadow of `len` bytes, reusing a spare one of that size when there is one.
+fn fresh_shadow(len: usize) -> Vec<Shadow> {
+    let reused = SPARE.with(|spare| {
+        let mut spare = spare.borrow_mut();
+        let i = spare.iter().position(|s| s.len() == len)?;
+        Some(spare.swap_remove(i))
+    });
+    match reused {
+        Some(mut shadow) => {
+            shadow.fill(CLEAN);
+            shadow
+        }
+        None => vec![CLEAN; len],
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn report(
     kind: &str,
     region: &Region,
-    byte: usize,
+    word: usize,
     earlier: &Stamp,
     verb: &str,
     now: &Stamp,
@@ -166,6 +215,7 @@ fn report(
     let how = |atomic: bool| if atomic { " atomically" } else { "" };
     let site = |s: &Stamp| s.site.map_or_else(|| "an unknown line".to_string(), |l| l.to_string());
     let now_verb = if access.writes() { "writes" } else { "reads" };
+    let byte = word * WORD + (earlier.bytes & now.bytes).trailing_zeros() as usize;
     let report = format!(
         "{kind} hazard on byte {byte} of {what}: {} {verb} it{} at {}, then {} {now_verb} it{} at {}, with no \
          sync_threads between them (barrier epoch {}){}",

@@ -97,29 +97,49 @@ impl<T: SharedElem> SharedSlice<T> {
     }
 
     /// Panics (CPU executor) when the view is used outside the block that made it; nothing on
-    /// the GPU, where it cannot happen.
+    /// the GPU, where it cannot happen. Returns whether the executor checks this block's
+    /// accesses for races (one look at the running block answers both).
     #[inline(always)]
     #[track_caller]
-    fn check_live(self) {
+    fn check_live(self) -> bool {
         #[cfg(not(target_arch = "nvptx64"))]
-        if backend::shared_block_id() != self.block {
-            stale_view();
+        {
+            let (block, checked) = backend::shared_block();
+            if block != self.block {
+                stale_view();
+            }
+            checked
         }
+        #[cfg(target_arch = "nvptx64")]
+        false
     }
 
-    /// Tells the CPU executor's race check about an access of element `i` (nothing on the GPU).
+    /// Whether the CPU executor checks the running block's accesses for races (for the
+    /// accessors that skip [`check_live`](Self::check_live)).
+    #[inline(always)]
+    fn checked() -> bool {
+        #[cfg(not(target_arch = "nvptx64"))]
+        return backend::shared_block().1;
+        #[cfg(target_arch = "nvptx64")]
+        false
+    }
+
+    /// Tells the CPU executor's race check about an access of element `i` when `checked`
+    /// (nothing on the GPU).
     #[inline(always)]
     #[track_caller]
-    fn track(self, i: usize, access: Access) {
+    fn track(self, checked: bool, i: usize, access: Access) {
         #[cfg(not(target_arch = "nvptx64"))]
-        backend::shared_access(
-            self.ptr.wrapping_add(i) as *const u8,
-            core::mem::size_of::<T>(),
-            access,
-            core::panic::Location::caller(),
-        );
+        if checked {
+            backend::shared_access(
+                self.ptr.wrapping_add(i) as *const u8,
+                core::mem::size_of::<T>(),
+                access,
+                core::panic::Location::caller(),
+            );
+        }
         #[cfg(target_arch = "nvptx64")]
-        let _ = (i, access);
+        let _ = (checked, i, access);
     }
 
     /// Elements in the array.
@@ -138,11 +158,11 @@ impl<T: SharedElem> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub fn get(self, i: usize) -> T {
-        self.check_live();
+        let checked = self.check_live();
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
-        self.track(i, Access::Read);
+        self.track(checked, i, Access::Read);
         // SAFETY: in bounds; a plain load, racing accesses being the program's responsibility (module rules), and any bit pattern being a valid `T` (`SharedElem`).
         unsafe { self.ptr.add(i).read() }
     }
@@ -151,11 +171,11 @@ impl<T: SharedElem> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub fn set(self, i: usize, v: T) {
-        self.check_live();
+        let checked = self.check_live();
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
-        self.track(i, Access::Write);
+        self.track(checked, i, Access::Write);
         // SAFETY: in bounds; a plain store (module rules).
         unsafe { self.ptr.add(i).write(v) }
     }
@@ -164,11 +184,11 @@ impl<T: SharedElem> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub fn try_get(self, i: usize) -> Option<T> {
-        self.check_live();
+        let checked = self.check_live();
         if i >= self.len {
             return None;
         }
-        self.track(i, Access::Read);
+        self.track(checked, i, Access::Read);
         // SAFETY: in bounds (checked above).
         Some(unsafe { self.ptr.add(i).read() })
     }
@@ -180,7 +200,7 @@ impl<T: SharedElem> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub unsafe fn get_unchecked(self, i: usize) -> T {
-        self.track(i, Access::Read);
+        self.track(Self::checked(), i, Access::Read);
         // SAFETY: the caller keeps `i` in bounds.
         unsafe { self.ptr.add(i).read() }
     }
@@ -192,7 +212,7 @@ impl<T: SharedElem> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub unsafe fn set_unchecked(self, i: usize, v: T) {
-        self.track(i, Access::Write);
+        self.track(Self::checked(), i, Access::Write);
         // SAFETY: the caller keeps `i` in bounds.
         unsafe { self.ptr.add(i).write(v) }
     }
@@ -353,8 +373,8 @@ impl<T: super::atomic::HasAtomic> SharedAtomic<T> {
     #[inline(always)]
     #[track_caller]
     fn atomically<R>(self, access: Access, f: impl FnOnce(&T::Atomic) -> R) -> R {
-        self.slot.check_live();
-        self.slot.track(0, access);
+        let checked = self.slot.check_live();
+        self.slot.track(checked, 0, access);
         // `T::Atomic` has `T`'s size and alignment (asserted where `HasAtomic` is implemented).
         // SAFETY: the slot is one in-bounds element of live shared memory (checked above), and the reference allows only atomic accesses.
         f(unsafe { &*(self.slot.ptr as *const T::Atomic) })

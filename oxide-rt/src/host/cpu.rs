@@ -467,7 +467,8 @@ fn plain_on_stack<F: Fn() + Sync>(
     // SAFETY: so its borrows of `thread_body` outlive it.
     let mut co: Coroutine<(), (), guard::Return, fibers::ColoredStack> =
         unsafe { Coroutine::with_stack_unchecked(s, move |_: &fibers::Yielder, ()| run()) };
-    let outcome = guard::armed(co.trap_handler(), guard_page, || co.resume(()));
+    let guarded = [guard::Guarded::new(co.trap_handler(), guard_page)];
+    let outcome = guard::armed(&guarded, || co.resume(()));
     let payload = match outcome {
         CoroutineResult::Return(payload) => {
             *stack = Some(co.into_stack());

@@ -189,7 +189,7 @@ pub(super) fn run_block<F: Fn() + Sync>(
     let n = block.volume() as usize;
     let fibers: Vec<Fiber> = (0..n).map(|_| Fiber::new()).collect();
     let mut cos: Vec<Option<Fib>> = Vec::with_capacity(n);
-    let mut guards = Vec::with_capacity(n);
+    let mut guarded = Vec::with_capacity(n);
     let mut failure = None;
     for fiber in &fibers {
         let stack = match pool.take() {
@@ -199,7 +199,7 @@ pub(super) fn run_block<F: Fn() + Sync>(
                 break;
             }
         };
-        guards.push(stack.guard());
+        let guard_page = stack.guard();
         let entry = move |y: &Yielder, ()| {
             fiber.yielder.set(y);
             panic::catch_unwind(AssertUnwindSafe(body)).err()
@@ -207,13 +207,17 @@ pub(super) fn run_block<F: Fn() + Sync>(
         // Every coroutine is driven to completion (or force-unwound) by `finish` below before
         // this function returns, and none is ever leaked with `mem::forget`.
         // SAFETY: so the closure's borrows of `fibers` and `body` outlive every coroutine.
-        cos.push(Some(unsafe { Coroutine::with_stack_unchecked(stack, entry) }));
+        let co = unsafe { Coroutine::with_stack_unchecked(stack, entry) };
+        guarded.push(guard::Guarded::new(co.trap_handler(), guard_page));
+        cos.push(Some(co));
     }
-    let mut run = Run { block, fibers: &fibers, cos: &mut cos, guards: &guards, pool };
-    if failure.is_none() {
-        failure = schedule(&mut run, mem).err();
-    }
-    finish(&mut run);
+    let mut run = Run { block, fibers: &fibers, cos: &mut cos, pool };
+    guard::armed(&guarded, || {
+        if failure.is_none() {
+            failure = schedule(&mut run, mem).err();
+        }
+        finish(&mut run);
+    });
     match failure {
         Some(f) => Err(f),
         None => Ok(()),
@@ -225,8 +229,6 @@ struct Run<'a, 'f> {
     block: Dim3,
     fibers: &'f [Fiber],
     cos: &'a mut [Option<Fib>],
-    /// The guard page of each fiber's stack.
-    guards: &'a [(usize, usize)],
     pool: &'a mut StackPool,
 }
 
@@ -265,7 +267,7 @@ fn resume(run: &mut Run, i: usize) -> Option<Payload> {
     let fiber = &run.fibers[i];
     fiber.op.set(Op::Running);
     set_thread(super::unlinear(i as u64, run.block), i as u32, fiber);
-    match guard::armed(co.trap_handler(), run.guards[i], || co.resume(())) {
+    match co.resume(()) {
         CoroutineResult::Yield(()) => None,
         CoroutineResult::Return(result) => {
             fiber.op.set(Op::Done);

@@ -1,10 +1,10 @@
 //! Stack overflow and stalled threads, turned into errors instead of a dead process or a hang.
 //!
 //! Every simulated thread runs on a coroutine stack with a guard page below it (fibers, and the
-//! plain loop too). While a coroutine runs, the worker *arms* this module with the coroutine's
-//! trap handle and guard page. A `SIGSEGV`/`SIGBUS` whose faulting address is in the armed
-//! guard page, raised while the stack pointer is inside that coroutine's stack, is a stack
-//! overflow of the simulated thread: the signal handler (on an alternate signal stack, as the
+//! plain loop too). While a block runs, the worker *arms* this module with the trap handles and
+//! guard pages of the block's coroutines. A `SIGSEGV`/`SIGBUS` raised while the stack pointer is
+//! inside one of those stacks, whose faulting address is in that stack's guard page, is a stack
+//! overflow of that simulated thread: the signal handler (on an alternate signal stack, as the
 //! thread's own stack is full) makes the coroutine return a [`Trapped`] payload instead of
 //! continuing, with `corosensei`'s trap support, which resets the coroutine's stack. Every other
 //! fault goes to the handler that was installed before ours (Rust's own, which reports an
@@ -63,16 +63,23 @@ mod imp {
     /// What every coroutine of the executor returns.
     pub(crate) type Return = Option<Payload>;
 
-    /// The coroutine running now on this OS thread and its guard page.
-    struct Armed {
+    /// A coroutine's trap handle and the guard page of its stack.
+    pub(crate) struct Guarded {
         trap: CoroutineTrapHandler<Return>,
         guard: (usize, usize),
     }
 
+    impl Guarded {
+        pub(crate) fn new(trap: CoroutineTrapHandler<Return>, guard: (usize, usize)) -> Guarded {
+            Guarded { trap, guard }
+        }
+    }
+
     thread_local! {
-        // Both read by the signal handler: const-initialised, and `STALL_TRACE` is touched in
-        // `arm` first, so no lazy initialisation (which could allocate) happens in the handler.
-        static ARMED: Cell<Option<Armed>> = const { Cell::new(None) };
+        // Read by the signal handler: const-initialised, and `STALL_TRACE` is touched in
+        // `prepare_thread` first, so no lazy initialisation (which could allocate) happens in
+        // the handler. `ARMED` is the slice of `armed`, or null.
+        static ARMED: Cell<(*const Guarded, usize)> = const { Cell::new((ptr::null(), 0)) };
         static STALL_TRACE: RefCell<Option<Backtrace>> = const { RefCell::new(None) };
         static ALT_STACK: RefCell<Option<AltStack>> = const { RefCell::new(None) };
     }
@@ -107,6 +114,7 @@ mod imp {
             }
             let _ = PREVIOUS.set(previous);
         });
+        STALL_TRACE.with(|_| ());
         PREVIOUS.get().is_some() && ALT_STACK.with(|a| a.borrow().is_some() || AltStack::install(&mut a.borrow_mut()))
     }
 
@@ -165,14 +173,19 @@ mod imp {
         }
     }
 
-    /// Runs `resume` (one resumption of the coroutine with trap handle `trap`, whose stack has
-    /// its guard page at `guard`) with the handlers armed for it.
-    pub(crate) fn armed<R>(trap: CoroutineTrapHandler<Return>, guard: (usize, usize), resume: impl FnOnce() -> R) -> R {
-        STALL_TRACE.with(|_| ());
-        ARMED.with(|a| a.set(Some(Armed { trap, guard })));
-        let result = resume();
-        ARMED.with(|a| a.set(None));
-        result
+    /// Runs `run`, which resumes the coroutines `guarded` describes (one at a time, on this OS
+    /// thread), with the handlers armed for them: a trap whose stack pointer is in one of their
+    /// stacks ends that coroutine. Arming once for a whole block keeps fiber switches cheap.
+    pub(crate) fn armed<R>(guarded: &[Guarded], run: impl FnOnce() -> R) -> R {
+        struct Disarm;
+        impl Drop for Disarm {
+            fn drop(&mut self) {
+                ARMED.with(|a| a.set((ptr::null(), 0)));
+            }
+        }
+        ARMED.with(|a| a.set((guarded.as_ptr(), guarded.len())));
+        let _disarm = Disarm;
+        run()
     }
 
     /// The backtrace the handler took of the last stalled thread on this OS thread.
@@ -198,15 +211,17 @@ mod imp {
         let regs = &mut uc.uc_mcontext.gregs;
         let (sp, pc) = (regs[libc::REG_RSP as usize] as usize, regs[libc::REG_RIP as usize] as usize);
         let stall = sig == stall_signal();
-        if let Some(armed) = ARMED.with(|a| a.take()) {
-            let ours = armed.trap.stack_ptr_in_bounds(sp)
-                && if stall {
-                    true
-                } else {
-                    // SAFETY: as above; si_addr is valid for SIGSEGV and SIGBUS.
-                    let addr = unsafe { (*info).si_addr() } as usize;
-                    addr >= armed.guard.0 && addr < armed.guard.1
-                };
+        let (first, len) = ARMED.with(|a| a.get());
+        // SAFETY: `armed` keeps the slice alive and on this thread while it is published.
+        let guarded = if first.is_null() { &[][..] } else { unsafe { std::slice::from_raw_parts(first, len) } };
+        if let Some(armed) = guarded.iter().find(|g| g.trap.stack_ptr_in_bounds(sp)) {
+            let ours = if stall {
+                true
+            } else {
+                // SAFETY: as above; si_addr is valid for SIGSEGV and SIGBUS.
+                let addr = unsafe { (*info).si_addr() } as usize;
+                addr >= armed.guard.0 && addr < armed.guard.1
+            };
             if ours {
                 if stall && in_program_code(pc) {
                     // See the module docs for why this may allocate here.
@@ -234,7 +249,6 @@ mod imp {
                 regs[libc::REG_RSI as usize] = new.rsi as i64;
                 return;
             }
-            ARMED.with(|a| a.set(Some(armed)));
         }
         if stall {
             return; // a late stall signal: the thread has moved on
@@ -296,12 +310,16 @@ mod fallback {
         false
     }
 
-    pub(crate) fn armed<R>(
-        _trap: corosensei::trap::CoroutineTrapHandler<Return>,
-        _guard: (usize, usize),
-        resume: impl FnOnce() -> R,
-    ) -> R {
-        resume()
+    pub(crate) struct Guarded;
+
+    impl Guarded {
+        pub(crate) fn new(_trap: corosensei::trap::CoroutineTrapHandler<Return>, _guard: (usize, usize)) -> Guarded {
+            Guarded
+        }
+    }
+
+    pub(crate) fn armed<R>(_guarded: &[Guarded], run: impl FnOnce() -> R) -> R {
+        run()
     }
 
     pub(crate) fn take_stall_trace() -> Option<std::backtrace::Backtrace> {

@@ -933,3 +933,28 @@ fn a_thread_spinning_forever_is_stopped_by_the_watchdog() {
     let report = expect_check(r, Watchdog);
     assert!(report.starts_with("in block (1,0,0), thread (3,0,0)"), "{report}");
 }
+
+#[test]
+fn bytes_of_one_word_owned_by_different_threads_do_not_race() {
+    use crate::device::shared::__static_shared;
+    static D: u8 = 0;
+    // Each thread writes and reads back its own byte: no race, though four threads share a word.
+    let o = out(64);
+    cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = __static_shared::<u8>(&D, 64);
+        let t = tid() as usize;
+        s.set(t, t as u8);
+        o[t].store(s.get(t) as u32, Relaxed);
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(values(&o), (0..64).collect::<Vec<_>>());
+    // Reading the neighbour's byte without a barrier races, and names that byte.
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = __static_shared::<u8>(&D, 64);
+        let t = tid() as usize;
+        s.set(t, t as u8);
+        std::hint::black_box(s.get(t ^ 1));
+    });
+    let report = expect_check(r, crate::CpuCheck::SharedRace);
+    assert!(report.contains("write-after-read hazard on byte 1 of"), "{report}");
+}
