@@ -240,11 +240,8 @@ fn launch<F: Fn() + Sync>(
     let run_worker = || {
         let _beat = dog.as_ref().map(|d| d.register());
         guard::prepare_thread();
-        let mut stacks = if use_fibers {
-            Stacks::Fibers(fibers::StackPool::new(stack_bytes))
-        } else {
-            Stacks::Plain(fibers::ColoredStack::new(stack_bytes).ok())
-        };
+        let mut pool = fibers::StackPool::new(stack_bytes);
+        let mut stacks = if use_fibers { Stacks::Fibers(pool) } else { Stacks::Plain(pool.take().ok(), pool) };
         // Workers take `chunk` consecutive blocks at a time: one shared-counter update (a cache
         // line bouncing between cores) per chunk instead of per block.
         'chunks: loop {
@@ -265,6 +262,12 @@ fn launch<F: Fn() + Sync>(
                     break 'chunks;
                 }
                 block_idx = next_block(block_idx, cfg.grid);
+            }
+        }
+        if let Stacks::Plain(stack, pool) = &mut stacks {
+            // Kept for the next launch (with the pool's spares), not unmapped.
+            if let Some(stack) = stack.take() {
+                pool.give(stack);
             }
         }
     };
@@ -302,9 +305,10 @@ struct Launch {
 enum Stacks {
     /// A stack per simulated thread.
     Fibers(fibers::StackPool),
-    /// One stack for the plain loop; `None` when it could not be mapped (then the loop runs on
-    /// the worker's own stack, unguarded).
-    Plain(Option<fibers::ColoredStack>),
+    /// One stack for the plain loop, from the pool (given back when the worker is done);
+    /// `None` when it could not be mapped (then the loop runs on the worker's own stack,
+    /// unguarded).
+    Plain(Option<fibers::ColoredStack>, fibers::StackPool),
 }
 
 /// Blocks a worker takes at once: about 64K simulated threads, so the shared counter is touched
@@ -355,7 +359,7 @@ fn run_block<F: Fn() + Sync>(
     IN_KERNEL.with(|k| k.set(true));
     let result = match stacks {
         Stacks::Fibers(pool) => fibers::run_block(cfg.block, thread_body, pool, &mem),
-        Stacks::Plain(stack) => plain_on_stack(stack, cfg.block, base, thread_body),
+        Stacks::Plain(stack, _) => plain_on_stack(stack, cfg.block, base, thread_body),
     };
     IN_KERNEL.with(|k| k.set(false));
     leave_block();

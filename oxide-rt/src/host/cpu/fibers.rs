@@ -133,7 +133,12 @@ impl StackPool {
         StackPool { stacks: Vec::new(), bytes }
     }
 
-    fn take(&mut self) -> Result<ColoredStack, String> {
+    /// Gives back a stack taken with [`take`](Self::take) (it goes to the spares on drop).
+    pub(super) fn give(&mut self, stack: ColoredStack) {
+        self.stacks.push(stack);
+    }
+
+    pub(super) fn take(&mut self) -> Result<ColoredStack, String> {
         if let Some(s) = self.stacks.pop() {
             return Ok(s);
         }
