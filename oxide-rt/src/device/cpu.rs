@@ -8,16 +8,22 @@
 //! (`host::cpu::fibers`) resumes it once every participant has arrived, with the result in the
 //! slot. All threads of a block run on one OS thread, so none of this needs locks.
 
+use crate::device::racecheck::{Access, Accessor, Races};
 use crate::device::warp::ShflMode;
 use crate::dim::Dim3;
 use std::alloc::{self, Layout};
 use std::cell::{Cell, RefCell};
+use std::panic::Location;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{fence, Ordering};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 
 /// The fiber yielder type of the CPU executor (resume input, yield output: nothing; results
 /// travel through the [`Fiber`] slot).
 pub(crate) type Yielder = corosensei::Yielder<(), ()>;
+
+/// Where in the kernel's source a collective operation was called.
+pub(crate) type Site = &'static Location<'static>;
 
 /// A collective operation a simulated thread waits at.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,10 +32,10 @@ pub(crate) enum Op {
     Running,
     /// Returned from the kernel.
     Done,
-    /// `bar.sync` / `bar.red` with this thread's predicate.
-    Barrier { pred: bool },
-    /// A `*.sync` warp operation over the lanes in `mask`.
-    Warp { mask: u32, kind: WarpOp },
+    /// `bar.sync` / `bar.red` with this thread's predicate, called at `site`.
+    Barrier { pred: bool, site: Site },
+    /// A `*.sync` warp operation over the lanes in `mask`, called at `site`.
+    Warp { mask: u32, kind: WarpOp, site: Site },
     /// `activemask`.
     ActiveMask,
 }
@@ -55,9 +61,9 @@ impl Op {
         match self {
             Op::Running => "running".into(),
             Op::Done => "exited".into(),
-            Op::Barrier { .. } => "sync_threads".into(),
+            Op::Barrier { site, .. } => format!("sync_threads at {site}"),
             Op::ActiveMask => "active_mask".into(),
-            Op::Warp { mask, kind } => {
+            Op::Warp { mask, kind, site } => {
                 let name = match kind {
                     WarpOp::Sync => "sync_warp",
                     WarpOp::All(_) => "vote_all",
@@ -65,7 +71,7 @@ impl Op {
                     WarpOp::Ballot(_) => "vote_ballot",
                     WarpOp::Shfl { .. } => "shfl",
                 };
-                format!("{name}(mask {mask:#010x})")
+                format!("{name}(mask {mask:#010x}) at {site}")
             }
         }
     }
@@ -102,12 +108,20 @@ pub(crate) struct BlockMem {
     id: u64,
     statics: RefCell<Vec<(*const u8, NonNull<u8>, Layout)>>,
     dynamic: Option<(NonNull<u8>, Layout)>,
+    /// The executor's checks are on for this launch.
+    pub(crate) checks: bool,
+    /// Block barriers completed so far (the barrier epoch).
+    pub(crate) epoch: Cell<u32>,
+    /// `sync_warp`s completed so far, per warp of the block.
+    pub(crate) warp_syncs: [Cell<u32>; 32],
+    /// The shadow of every shared allocation, when the checks are on.
+    races: RefCell<Races>,
 }
 
 const DYNAMIC_ALIGN: usize = 16;
 
 impl BlockMem {
-    pub(crate) fn new(dynamic_bytes: usize) -> BlockMem {
+    pub(crate) fn new(dynamic_bytes: usize, checks: bool) -> BlockMem {
         let dynamic = (dynamic_bytes > 0).then(|| {
             // 16 is a power of two and the size is at most the GPU limit (checked at launch).
             let layout = Layout::from_size_align(dynamic_bytes, DYNAMIC_ALIGN).unwrap_or(Layout::new::<u128>());
@@ -115,10 +129,22 @@ impl BlockMem {
         });
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        BlockMem { id, statics: RefCell::new(Vec::new()), dynamic }
+        let mut races = Races::default();
+        if let (true, Some((p, layout))) = (checks, dynamic) {
+            races.add(p.as_ptr(), layout.size(), None);
+        }
+        BlockMem {
+            id,
+            statics: RefCell::new(Vec::new()),
+            dynamic,
+            checks,
+            epoch: Cell::new(0),
+            warp_syncs: std::array::from_fn(|_| Cell::new(0)),
+            races: RefCell::new(races),
+        }
     }
 
-    fn static_ptr(&self, key: *const u8, bytes: usize, align: usize) -> *mut u8 {
+    fn static_ptr(&self, key: *const u8, bytes: usize, align: usize, declared: Site) -> *mut u8 {
         let mut statics = self.statics.borrow_mut();
         if let Some((_, p, l)) = statics.iter().find(|(k, _, _)| *k == key) {
             // One declaration always asks for the same size; anything else would hand out a
@@ -138,6 +164,9 @@ impl BlockMem {
         };
         let p = zeroed(layout);
         statics.push((key, p, layout));
+        if self.checks {
+            self.races.borrow_mut().add(p.as_ptr(), layout.size(), Some(declared));
+        }
         p.as_ptr()
     }
 }
@@ -174,8 +203,11 @@ struct Ctx {
     thread_y: Cell<u32>,
     thread_z: Cell<u32>,
     /// The thread's index in the whole launch (what `thread::index()` returns):
-    /// `block_base + linear index in the block`.
-    global: Cell<usize>,
+    /// `block_base + linear index in the block`. Atomic (relaxed loads and stores are plain
+    /// moves) because the watchdog reads it from another thread, as the sign of progress.
+    global: AtomicUsize,
+    /// A block runs on this OS thread now (for the watchdog).
+    busy: AtomicBool,
     /// Linear index of the block in the grid times the threads per block.
     block_base: Cell<usize>,
     block_idx: Cell<Dim3>,
@@ -195,7 +227,8 @@ thread_local! {
             thread_x: Cell::new(0),
             thread_y: Cell::new(0),
             thread_z: Cell::new(0),
-            global: Cell::new(0),
+            global: AtomicUsize::new(0),
+            busy: AtomicBool::new(false),
             block_base: Cell::new(0),
             block_idx: Cell::new(ZERO),
             block_dim: Cell::new(ZERO),
@@ -220,11 +253,23 @@ pub(crate) fn enter_block(block_idx: Dim3, block_dim: Dim3, grid_dim: Dim3, mem:
         c.block_dim.set(block_dim);
         c.grid_dim.set(grid_dim);
         c.block_base.set(base);
-        c.global.set(base);
+        c.global.store(base, Relaxed);
         c.mem.set(mem);
         c.fiber.set(ptr::null());
+        c.busy.store(true, Relaxed);
     });
     base
+}
+
+/// Where the watchdog reads this OS thread's progress: the running thread's launch index, and
+/// whether a block runs. Both live as long as the OS thread.
+pub(crate) fn progress() -> (*const AtomicUsize, *const AtomicBool) {
+    CTX.with(|c| (&c.global as *const AtomicUsize, &c.busy as *const AtomicBool))
+}
+
+/// Linear index in its block of the simulated thread that runs now.
+pub(crate) fn current_linear() -> u32 {
+    CTX.with(linear)
 }
 
 pub(crate) fn leave_block() {
@@ -235,7 +280,8 @@ pub(crate) fn leave_block() {
         c.block_dim.set(ZERO);
         c.grid_dim.set(ZERO);
         c.block_base.set(0);
-        c.global.set(0);
+        c.global.store(0, Relaxed);
+        c.busy.store(false, Relaxed);
     });
 }
 
@@ -256,7 +302,7 @@ pub(crate) fn set_plain_row(y: u32, z: u32) {
 pub(crate) fn set_plain_thread(x: u32, global: usize) {
     CTX.with(|c| {
         c.thread_x.set(x);
-        c.global.set(global);
+        c.global.store(global, Relaxed);
     });
 }
 
@@ -267,7 +313,7 @@ pub(crate) fn set_thread(thread_idx: Dim3, linear: u32, fiber: *const Fiber) {
         c.thread_x.set(thread_idx.x);
         c.thread_y.set(thread_idx.y);
         c.thread_z.set(thread_idx.z);
-        c.global.set(c.block_base.get().wrapping_add(linear as usize));
+        c.global.store(c.block_base.get().wrapping_add(linear as usize), Relaxed);
         c.fiber.set(fiber);
     });
 }
@@ -302,13 +348,13 @@ pub fn thread_idx() -> Dim3 {
 /// executor instead of recomputed from the four index registers.
 #[inline]
 pub fn global_linear_index() -> usize {
-    in_launch(|c| c.global.get())
+    in_launch(|c| c.global.load(Relaxed))
 }
 
 /// Linear thread index in the block (`x` fastest).
 #[inline(always)]
 fn linear(c: &Ctx) -> u32 {
-    c.global.get().wrapping_sub(c.block_base.get()) as u32
+    c.global.load(Relaxed).wrapping_sub(c.block_base.get()) as u32
 }
 
 #[inline]
@@ -349,6 +395,7 @@ fn not_in_fiber(what: &str) -> ! {
 }
 
 /// Suspends the current fiber at collective `op` until the block scheduler resolves it.
+#[inline]
 fn collective(what: &str, op: Op) -> (u32, u32) {
     let f = in_launch(|c| c.fiber.get());
     if f.is_null() {
@@ -369,22 +416,26 @@ fn collective(what: &str, op: Op) -> (u32, u32) {
     fiber.result.get()
 }
 
+#[track_caller]
 pub fn sync_threads() {
-    collective("sync_threads", Op::Barrier { pred: false });
+    collective("sync_threads", Op::Barrier { pred: false, site: Location::caller() });
 }
 
 /// Number of threads of the block whose `pred` is true (`__syncthreads_count`).
+#[track_caller]
 pub fn sync_threads_count(pred: bool) -> u32 {
-    collective("sync_threads_count", Op::Barrier { pred }).0
+    collective("sync_threads_count", Op::Barrier { pred, site: Location::caller() }).0
 }
 
+#[track_caller]
 pub fn sync_threads_and(pred: bool) -> bool {
-    let (count, n) = collective("sync_threads_and", Op::Barrier { pred });
+    let (count, n) = collective("sync_threads_and", Op::Barrier { pred, site: Location::caller() });
     count == n
 }
 
+#[track_caller]
 pub fn sync_threads_or(pred: bool) -> bool {
-    collective("sync_threads_or", Op::Barrier { pred }).0 > 0
+    collective("sync_threads_or", Op::Barrier { pred, site: Location::caller() }).0 > 0
 }
 
 #[track_caller]
@@ -398,7 +449,7 @@ fn own_lane_in(what: &str, mask: u32) {
 #[track_caller]
 pub fn sync_warp(mask: u32) {
     own_lane_in("sync_warp", mask);
-    collective("sync_warp", Op::Warp { mask, kind: WarpOp::Sync });
+    collective("sync_warp", Op::Warp { mask, kind: WarpOp::Sync, site: Location::caller() });
 }
 
 /// The lanes of this warp that are executing `active_mask` together: those waiting there when
@@ -413,25 +464,26 @@ pub fn shfl_u32(mode: ShflMode, mask: u32, value: u32, lane_or_delta: u32, width
         panic!("shuffle width {width} is not a power of two between 1 and 32");
     }
     own_lane_in("shfl", mask);
-    collective("shfl", Op::Warp { mask, kind: WarpOp::Shfl { mode, value, arg: lane_or_delta, width } }).0
+    let kind = WarpOp::Shfl { mode, value, arg: lane_or_delta, width };
+    collective("shfl", Op::Warp { mask, kind, site: Location::caller() }).0
 }
 
 #[track_caller]
 pub fn vote_all(mask: u32, pred: bool) -> bool {
     own_lane_in("vote_all", mask);
-    collective("vote_all", Op::Warp { mask, kind: WarpOp::All(pred) }).0 != 0
+    collective("vote_all", Op::Warp { mask, kind: WarpOp::All(pred), site: Location::caller() }).0 != 0
 }
 
 #[track_caller]
 pub fn vote_any(mask: u32, pred: bool) -> bool {
     own_lane_in("vote_any", mask);
-    collective("vote_any", Op::Warp { mask, kind: WarpOp::Any(pred) }).0 != 0
+    collective("vote_any", Op::Warp { mask, kind: WarpOp::Any(pred), site: Location::caller() }).0 != 0
 }
 
 #[track_caller]
 pub fn vote_ballot(mask: u32, pred: bool) -> u32 {
     own_lane_in("vote_ballot", mask);
-    collective("vote_ballot", Op::Warp { mask, kind: WarpOp::Ballot(pred) }).0
+    collective("vote_ballot", Op::Warp { mask, kind: WarpOp::Ballot(pred), site: Location::caller() }).0
 }
 
 /// Lane whose value a shuffle returns to `lane`, or `None` for the caller's own value
@@ -458,18 +510,53 @@ pub(crate) fn shfl_source(mode: ShflMode, lane: u32, b: u32, width: u32) -> Opti
     ok.then_some(j as u32)
 }
 
-/// Per-block storage of the `static` shared declaration identified by `key`.
-pub fn shared_static(key: *const u8, bytes: usize, align: usize) -> *mut u8 {
+/// Per-block storage of the `static` shared declaration identified by `key` and made at
+/// `declared` (the `shared_array!`).
+pub fn shared_static(key: *const u8, bytes: usize, align: usize, declared: Site) -> *mut u8 {
     let mem = in_launch(|c| c.mem.get());
     // SAFETY: non-null (checked by `in_launch`) and alive until the block finishes, which is after every thread of the block has returned.
-    unsafe { (*mem).static_ptr(key, bytes, align) }
+    unsafe { (*mem).static_ptr(key, bytes, align, declared) }
+}
+
+/// Records an access of `bytes` bytes of shared memory at `at` made at `site`, for the race
+/// checks; stops the thread with `Error::CpuCheck` when it races with an earlier access. Only
+/// called when [`shared_block`] says the block is checked.
+#[cold]
+#[inline(never)]
+pub(crate) fn shared_access(at: *const u8, bytes: usize, access: Access, site: Site) {
+    let found = in_launch(|c| {
+        let mem = c.mem.get();
+        // SAFETY: as in `shared_static`.
+        let mem = unsafe { &*mem };
+        if !mem.checks {
+            return Ok(());
+        }
+        let thread = linear(c);
+        let by = Accessor {
+            thread,
+            block_dim: c.block_dim.get(),
+            epoch: mem.epoch.get(),
+            warp_syncs: mem.warp_syncs[(thread / 32) as usize % 32].get(),
+        };
+        mem.races.borrow_mut().access(at, bytes, access, site, &by)
+    });
+    if let Err((check, report)) = found {
+        crate::host::cpu::checks::fail(check, report)
+    }
 }
 
 /// The running block's id (see `BlockMem::id`); panics outside a launch.
 pub fn shared_block_id() -> u64 {
+    shared_block().0
+}
+
+/// The running block's id and whether its shared-memory accesses are checked for races;
+/// panics outside a launch.
+#[inline]
+pub fn shared_block() -> (u64, bool) {
     let mem = in_launch(|c| c.mem.get());
     // SAFETY: as in `shared_static`.
-    unsafe { (*mem).id }
+    unsafe { ((*mem).id, (*mem).checks) }
 }
 
 /// This block's dynamic shared memory and its size (16-byte aligned; dangling when empty).

@@ -506,138 +506,170 @@ mod imp {
 mod imp {
     use super::{soft, Float};
 
+    /// A NaN result as the GPU writes it. For `f32` every NaN that an arithmetic instruction
+    /// (and so libdevice) produces is the canonical `0x7fffffff`, whatever the inputs' payloads;
+    /// the host's libm returns `0x7fc00000`, `0xffc00000` or the input's payload. `abs`,
+    /// `copysign`, `min` and `max` move bits on the GPU too and are left alone. `f64` results
+    /// are left as they are.
+    trait Canon {
+        fn canon(self) -> Self;
+    }
+
+    impl Canon for f32 {
+        #[inline(always)]
+        fn canon(self) -> f32 {
+            if self.is_nan() {
+                f32::from_bits(0x7fff_ffff)
+            } else {
+                self
+            }
+        }
+    }
+
+    impl Canon for f64 {
+        #[inline(always)]
+        fn canon(self) -> f64 {
+            self
+        }
+    }
+
+    #[inline(always)]
+    fn canon<T: Canon>(x: T) -> T {
+        x.canon()
+    }
+
     macro_rules! imp {
         ($t:ty) => {
             impl Float for $t {
                 #[inline]
                 fn sqrt(self) -> Self {
                     let x = self;
-                    x.sqrt()
+                    canon(x.sqrt())
                 }
                 #[inline]
                 fn rsqrt(self) -> Self {
                     let x = self;
-                    1.0 / x.sqrt()
+                    canon(1.0 / x.sqrt())
                 }
                 #[inline]
                 fn cbrt(self) -> Self {
                     let x = self;
-                    x.cbrt()
+                    canon(x.cbrt())
                 }
                 #[inline]
                 fn exp(self) -> Self {
                     let x = self;
-                    x.exp()
+                    canon(x.exp())
                 }
                 #[inline]
                 fn exp2(self) -> Self {
                     let x = self;
-                    x.exp2()
+                    canon(x.exp2())
                 }
                 #[inline]
                 fn exp10(self) -> Self {
                     let x = self;
-                    (x * core::f64::consts::LN_10 as Self).exp()
+                    canon((x * core::f64::consts::LN_10 as Self).exp())
                 }
                 #[inline]
                 fn expm1(self) -> Self {
                     let x = self;
-                    x.exp_m1()
+                    canon(x.exp_m1())
                 }
                 #[inline]
                 fn log(self) -> Self {
                     let x = self;
-                    x.ln()
+                    canon(x.ln())
                 }
                 #[inline]
                 fn log2(self) -> Self {
                     let x = self;
-                    x.log2()
+                    canon(x.log2())
                 }
                 #[inline]
                 fn log10(self) -> Self {
                     let x = self;
-                    x.log10()
+                    canon(x.log10())
                 }
                 #[inline]
                 fn log1p(self) -> Self {
                     let x = self;
-                    x.ln_1p()
+                    canon(x.ln_1p())
                 }
                 #[inline]
                 fn sin(self) -> Self {
                     let x = self;
-                    x.sin()
+                    canon(x.sin())
                 }
                 #[inline]
                 fn cos(self) -> Self {
                     let x = self;
-                    x.cos()
+                    canon(x.cos())
                 }
                 #[inline]
                 fn tan(self) -> Self {
                     let x = self;
-                    x.tan()
+                    canon(x.tan())
                 }
                 #[inline]
                 fn asin(self) -> Self {
                     let x = self;
-                    x.asin()
+                    canon(x.asin())
                 }
                 #[inline]
                 fn acos(self) -> Self {
                     let x = self;
-                    x.acos()
+                    canon(x.acos())
                 }
                 #[inline]
                 fn atan(self) -> Self {
                     let x = self;
-                    x.atan()
+                    canon(x.atan())
                 }
                 #[inline]
                 fn sinh(self) -> Self {
                     let x = self;
-                    x.sinh()
+                    canon(x.sinh())
                 }
                 #[inline]
                 fn cosh(self) -> Self {
                     let x = self;
-                    x.cosh()
+                    canon(x.cosh())
                 }
                 #[inline]
                 fn tanh(self) -> Self {
                     let x = self;
-                    x.tanh()
+                    canon(x.tanh())
                 }
                 #[inline]
                 fn erf(self) -> Self {
                     let x = self;
-                    soft::erf(x as f64) as Self
+                    canon(soft::erf(x as f64) as Self)
                 }
                 #[inline]
                 fn erfc(self) -> Self {
                     let x = self;
-                    soft::erfc(x as f64) as Self
+                    canon(soft::erfc(x as f64) as Self)
                 }
                 #[inline]
                 fn floor(self) -> Self {
                     let x = self;
-                    x.floor()
+                    canon(x.floor())
                 }
                 #[inline]
                 fn ceil(self) -> Self {
                     let x = self;
-                    x.ceil()
+                    canon(x.ceil())
                 }
                 #[inline]
                 fn round(self) -> Self {
                     let x = self;
-                    x.round()
+                    canon(x.round())
                 }
                 #[inline]
                 fn trunc(self) -> Self {
                     let x = self;
-                    x.trunc()
+                    canon(x.trunc())
                 }
                 #[inline]
                 fn abs(self) -> Self {
@@ -647,17 +679,17 @@ mod imp {
                 #[inline]
                 fn pow(self, other: Self) -> Self {
                     let (x, y) = (self, other);
-                    x.powf(y)
+                    canon(x.powf(y))
                 }
                 #[inline]
                 fn atan2(self, other: Self) -> Self {
                     let (x, y) = (self, other);
-                    x.atan2(y)
+                    canon(x.atan2(y))
                 }
                 #[inline]
                 fn hypot(self, other: Self) -> Self {
                     let (x, y) = (self, other);
-                    x.hypot(y)
+                    canon(x.hypot(y))
                 }
                 #[inline]
                 fn min(self, other: Self) -> Self {
@@ -676,15 +708,16 @@ mod imp {
                 }
                 #[inline]
                 fn fma(self, a: Self, b: Self) -> Self {
-                    self.mul_add(a, b)
+                    canon(self.mul_add(a, b))
                 }
                 #[inline]
                 fn powi(self, n: i32) -> Self {
-                    <$t>::powi(self, n)
+                    canon(<$t>::powi(self, n))
                 }
                 #[inline]
                 fn sin_cos(self) -> (Self, Self) {
-                    <$t>::sin_cos(self)
+                    let (s, c) = <$t>::sin_cos(self);
+                    (canon(s), canon(c))
                 }
             }
         };
@@ -695,3 +728,34 @@ mod imp {
 
 pub mod fast;
 mod soft;
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use super::Float;
+
+    /// f32 NaN results carry the GPU's canonical bits, whatever the host's libm returns and
+    /// whatever the input's payload and sign; bit operations keep theirs.
+    #[test]
+    fn f32_nans_are_canonical_like_the_gpu() {
+        let payload = f32::from_bits(0xffc0_1234);
+        for r in [
+            (-1.0f32).sqrt(),
+            Float::sqrt(-1.0f32),
+            Float::log(-1.0f32),
+            Float::exp(payload),
+            Float::sin(f32::INFINITY),
+            Float::pow(payload, 2.0),
+            Float::fma(0.0f32, f32::INFINITY, 1.0),
+            Float::floor(payload),
+            Float::sin_cos(f32::NAN).1,
+        ]
+        .into_iter()
+        .skip(1)
+        {
+            assert_eq!(r.to_bits(), 0x7fff_ffff, "{r:?}");
+        }
+        assert_eq!(Float::abs(payload).to_bits(), 0x7fc0_1234, "abs clears the sign bit only");
+        assert_eq!(Float::max(payload, 2.0), 2.0);
+        assert!(Float::sqrt(-1.0f64).is_nan());
+    }
+}

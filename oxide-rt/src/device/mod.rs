@@ -38,6 +38,8 @@ use nvptx as backend;
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod cpu;
 #[cfg(not(target_arch = "nvptx64"))]
+pub(crate) mod racecheck;
+#[cfg(not(target_arch = "nvptx64"))]
 use cpu as backend;
 
 pub use crate::dim::Dim3;

@@ -144,7 +144,13 @@ pub fn active_mask() -> u32 {
 }
 
 #[inline(always)]
+#[track_caller]
 pub fn shfl_u32(mode: ShflMode, mask: u32, value: u32, lane_or_delta: u32, width: u32) -> u32 {
+    // A width CUDA does not define is a kernel panic at the caller's line, as on the CPU executor
+    // (not garbage); for the constant widths kernels pass, the check folds away.
+    if !(width.is_power_of_two() && width <= 32) {
+        panic!("shuffle width is not a power of two between 1 and 32");
+    }
     // CUDA's encoding of the segment width: the high byte masks lanes to the segment, the low
     // bits clamp the source lane (0 for `up`, 31 otherwise).
     let seg = (32u32.wrapping_sub(width) & 31) << 8;

@@ -25,6 +25,17 @@ use super::backend;
 use crate::KernelArg;
 use core::marker::PhantomData;
 
+/// What an access through the API does to the element (for the CPU executor's race check).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
+pub(crate) enum Access {
+    Read,
+    Write,
+    AtomicRead,
+    /// An atomic store or read-modify-write.
+    AtomicWrite,
+}
+
 /// A type that may live in shared memory: a `Copy` [`KernelArg`] (see the [module
 /// rules](self)). Derive `KernelArg` for your own `#[repr(C)]` element types; there is nothing
 /// to implement by hand.
@@ -86,14 +97,49 @@ impl<T: SharedElem> SharedSlice<T> {
     }
 
     /// Panics (CPU executor) when the view is used outside the block that made it; nothing on
-    /// the GPU, where it cannot happen.
+    /// the GPU, where it cannot happen. Returns whether the executor checks this block's
+    /// accesses for races (one look at the running block answers both).
     #[inline(always)]
     #[track_caller]
-    fn check_live(self) {
+    fn check_live(self) -> bool {
         #[cfg(not(target_arch = "nvptx64"))]
-        if backend::shared_block_id() != self.block {
-            stale_view();
+        {
+            let (block, checked) = backend::shared_block();
+            if block != self.block {
+                stale_view();
+            }
+            checked
         }
+        #[cfg(target_arch = "nvptx64")]
+        false
+    }
+
+    /// Whether the CPU executor checks the running block's accesses for races (for the
+    /// accessors that skip [`check_live`](Self::check_live)).
+    #[inline(always)]
+    fn checked() -> bool {
+        #[cfg(not(target_arch = "nvptx64"))]
+        return backend::shared_block().1;
+        #[cfg(target_arch = "nvptx64")]
+        false
+    }
+
+    /// Tells the CPU executor's race check about an access of element `i` when `checked`
+    /// (nothing on the GPU).
+    #[inline(always)]
+    #[track_caller]
+    fn track(self, checked: bool, i: usize, access: Access) {
+        #[cfg(not(target_arch = "nvptx64"))]
+        if checked {
+            backend::shared_access(
+                self.ptr.wrapping_add(i) as *const u8,
+                core::mem::size_of::<T>(),
+                access,
+                core::panic::Location::caller(),
+            );
+        }
+        #[cfg(target_arch = "nvptx64")]
+        let _ = (checked, i, access);
     }
 
     /// Elements in the array.
@@ -112,10 +158,11 @@ impl<T: SharedElem> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub fn get(self, i: usize) -> T {
-        self.check_live();
+        let checked = self.check_live();
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
+        self.track(checked, i, Access::Read);
         // SAFETY: in bounds; a plain load, racing accesses being the program's responsibility (module rules), and any bit pattern being a valid `T` (`SharedElem`).
         unsafe { self.ptr.add(i).read() }
     }
@@ -124,10 +171,11 @@ impl<T: SharedElem> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub fn set(self, i: usize, v: T) {
-        self.check_live();
+        let checked = self.check_live();
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
+        self.track(checked, i, Access::Write);
         // SAFETY: in bounds; a plain store (module rules).
         unsafe { self.ptr.add(i).write(v) }
     }
@@ -136,9 +184,13 @@ impl<T: SharedElem> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub fn try_get(self, i: usize) -> Option<T> {
-        self.check_live();
-        // SAFETY: in bounds when `Some` (checked first).
-        (i < self.len).then(|| unsafe { self.ptr.add(i).read() })
+        let checked = self.check_live();
+        if i >= self.len {
+            return None;
+        }
+        self.track(checked, i, Access::Read);
+        // SAFETY: in bounds (checked above).
+        Some(unsafe { self.ptr.add(i).read() })
     }
 
     /// The element at `i` without a bounds check.
@@ -146,7 +198,9 @@ impl<T: SharedElem> SharedSlice<T> {
     /// # Safety
     /// `i < self.len()`, and the view is used in the block that made it.
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn get_unchecked(self, i: usize) -> T {
+        self.track(Self::checked(), i, Access::Read);
         // SAFETY: the caller keeps `i` in bounds.
         unsafe { self.ptr.add(i).read() }
     }
@@ -156,7 +210,9 @@ impl<T: SharedElem> SharedSlice<T> {
     /// # Safety
     /// `i < self.len()`, and the view is used in the block that made it.
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn set_unchecked(self, i: usize, v: T) {
+        self.track(Self::checked(), i, Access::Write);
         // SAFETY: the caller keeps `i` in bounds.
         unsafe { self.ptr.add(i).write(v) }
     }
@@ -253,6 +309,7 @@ impl<T: SharedElem> Shared2d<T> {
     /// # Safety
     /// `row < rows()` and `col < cols()`.
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn get_unchecked(self, row: usize, col: usize) -> T {
         // SAFETY: the caller keeps both indices in range.
         unsafe { self.flat.get_unchecked(row * self.cols + col) }
@@ -261,6 +318,7 @@ impl<T: SharedElem> Shared2d<T> {
     /// # Safety
     /// `row < rows()` and `col < cols()`.
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn set_unchecked(self, row: usize, col: usize, v: T) {
         // SAFETY: the caller keeps both indices in range.
         unsafe { self.flat.set_unchecked(row * self.cols + col, v) }
@@ -294,24 +352,32 @@ impl<T: super::atomic::HasAtomic> SharedAtomic<T> {
     #[inline(always)]
     #[track_caller]
     pub fn with<R>(self, f: impl FnOnce(&T::Atomic) -> R) -> R {
-        self.slot.check_live();
-        // `T::Atomic` has `T`'s size and alignment (asserted where `HasAtomic` is implemented).
-        // SAFETY: the slot is one in-bounds element of live shared memory (checked above), and the reference allows only atomic accesses.
-        f(unsafe { &*(self.slot.ptr as *const T::Atomic) })
+        self.atomically(Access::AtomicWrite, f)
     }
 
     /// The element's value (an atomic load with `order`).
     #[inline(always)]
     #[track_caller]
     pub fn load(self, order: super::atomic::Ordering) -> T {
-        self.with(|a| T::load(a, order))
+        self.atomically(Access::AtomicRead, |a| T::load(a, order))
     }
 
     /// Stores `v` (an atomic store with `order`).
     #[inline(always)]
     #[track_caller]
     pub fn store(self, v: T, order: super::atomic::Ordering) {
-        self.with(|a| T::store(a, v, order))
+        self.atomically(Access::AtomicWrite, |a| T::store(a, v, order))
+    }
+
+    /// [`with`](Self::with), telling the race check what `f` does (`with` counts as a write).
+    #[inline(always)]
+    #[track_caller]
+    fn atomically<R>(self, access: Access, f: impl FnOnce(&T::Atomic) -> R) -> R {
+        let checked = self.slot.check_live();
+        self.slot.track(checked, 0, access);
+        // `T::Atomic` has `T`'s size and alignment (asserted where `HasAtomic` is implemented).
+        // SAFETY: the slot is one in-bounds element of live shared memory (checked above), and the reference allows only atomic accesses.
+        f(unsafe { &*(self.slot.ptr as *const T::Atomic) })
     }
 }
 
@@ -354,8 +420,11 @@ pub fn dynamic_shared_bytes() -> usize {
 #[doc(hidden)]
 #[cfg(not(target_arch = "nvptx64"))]
 #[inline(always)]
+#[track_caller]
 pub fn __static_shared<T: SharedElem>(key: *const u8, len: usize) -> SharedSlice<T> {
-    let ptr = backend::shared_static(key, core::mem::size_of::<T>() * len, core::mem::align_of::<T>());
+    let (size, align, declared) =
+        (core::mem::size_of::<T>(), core::mem::align_of::<T>(), core::panic::Location::caller());
+    let ptr = backend::shared_static(key, size * len, align, declared);
     // SAFETY: the executor hands every thread of a block the same zeroed storage of this size and alignment for the declaration `key`, alive until the block ends.
     unsafe { SharedSlice::from_raw(ptr as *mut T, len) }
 }

@@ -2,7 +2,9 @@
 //!
 //! As in CUDA, a block barrier must be reached by every thread of the block or by none, and a
 //! warp barrier by every lane named in its mask; a barrier inside a branch that only some threads
-//! take hangs or corrupts the kernel. A barrier the compiler copied into both arms of a branch
+//! take hangs or corrupts the kernel. The CPU executor, with its checks on, reports threads that
+//! wait at different `sync_threads*` calls, or at a barrier that other threads of the block
+//! have left the kernel without reaching, as `Error::CpuCheck` naming both source lines. A barrier the compiler copied into both arms of a branch
 //! still counts each thread once: it is `barrier.sync`, which threads may reach at different
 //! instructions.
 
@@ -11,6 +13,7 @@ use super::backend;
 /// Waits until every thread of the block has reached this call; their shared- and global-memory
 /// writes before it are visible to the block after it (CUDA `__syncthreads`).
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads() {
     backend::sync_threads()
 }
@@ -18,6 +21,7 @@ pub fn sync_threads() {
 /// [`sync_threads`] that also returns how many threads of the block passed `pred == true`
 /// (CUDA `__syncthreads_count`).
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads_count(pred: bool) -> u32 {
     backend::sync_threads_count(pred)
 }
@@ -25,6 +29,7 @@ pub fn sync_threads_count(pred: bool) -> u32 {
 /// [`sync_threads`] that also returns whether `pred` was true for every thread of the block
 /// (CUDA `__syncthreads_and`).
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads_and(pred: bool) -> bool {
     backend::sync_threads_and(pred)
 }
@@ -32,6 +37,7 @@ pub fn sync_threads_and(pred: bool) -> bool {
 /// [`sync_threads`] that also returns whether `pred` was true for any thread of the block
 /// (CUDA `__syncthreads_or`).
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads_or(pred: bool) -> bool {
     backend::sync_threads_or(pred)
 }

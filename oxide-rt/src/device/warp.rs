@@ -4,9 +4,12 @@
 //! `*_sync` rule); [`FULL_MASK`] names all 32 lanes. `width` splits the warp into segments of
 //! `width` lanes (a power of two, 1..=32) that shuffle independently, as in CUDA.
 //!
-//! Misuse the CPU executor detects (a `width` that is not a power of two up to 32, a `mask`
-//! without the calling lane) panics at the caller's line (`#[track_caller]`), so the
-//! `Error::KernelPanic` points into the kernel, not into this file.
+//! A `width` that is not a power of two up to 32 panics at the caller's line (`#[track_caller]`)
+//! on the GPU and on the CPU executor, so the `Error::KernelPanic` points into the kernel, not
+//! into this file; the check folds away for a constant width. The CPU executor also panics on a
+//! `mask` without the calling lane, and with its checks on (`Error::CpuCheck`) reports a
+//! shuffle that reads a lane that does not take part (exited, outside the block, or not in the
+//! mask), whose value the GPU leaves undefined.
 
 use super::backend;
 

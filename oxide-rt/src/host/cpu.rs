@@ -20,7 +20,8 @@
 //!   overhead. Which kind a kernel is comes from its PTX, the compiled form of the very same
 //!   source: if the entry and every function it calls contain no barrier or warp collective
 //!   instruction ([`classify`]), the threads of a block run one after another in a loop that
-//!   only updates the thread index. The decision is made once per kernel (`OnceLock`). Should
+//!   only updates the thread index. The module's PTX is parsed once, by the first of its kernels
+//!   launched, and each kernel's answer is kept (`OnceLock`). Should
 //!   the host build of a kernel reach a collective anyway (a `cfg(target_arch)` difference), the
 //!   device call panics with a message saying so, which becomes `Err`, instead of deadlocking.
 //! * **Per-block shared memory** lives in a `BlockMem` the worker creates for each block: static
@@ -30,18 +31,26 @@
 //!   their location, and the launch returns `Error::KernelPanic` with `file:line:col`. The other
 //!   fibers of that block are unwound (their destructors run) and no more blocks start.
 
+pub(crate) mod checks;
 mod classify;
 mod fibers;
+mod guard;
 #[cfg(test)]
 mod tests;
+mod watchdog;
 
-use super::Error;
+pub use checks::{cpu_checks, set_cpu_checks, set_cpu_watchdog, DEFAULT_WATCHDOG_MS};
+
+use super::{CpuCheck, Error};
 use crate::device::cpu::{enter_block, leave_block, set_plain_row, set_plain_thread, BlockMem};
 use crate::{Dim3, LaunchConfig};
+use corosensei::{Coroutine, CoroutineResult};
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
+use std::time::Duration;
+use watchdog::Watchdog;
 
 /// A raw pointer that generated CPU launchers hand to every block. Sound to share because each
 /// simulated thread only touches the element of its own unique `ThreadIndex`.
@@ -160,7 +169,7 @@ impl CpuKernel {
 
     /// Whether this kernel runs its threads as fibers (it has barriers or warp collectives).
     pub fn uses_fibers(&self) -> bool {
-        *self.fibers.get_or_init(|| classify::needs_fibers(self.module.ptx, self.name))
+        *self.fibers.get_or_init(|| classify::module(self.module.ptx).needs_fibers(self.name))
     }
 
     /// Bytes of the kernel's static shared arrays per block, as on the GPU (from its PTX).
@@ -169,12 +178,23 @@ impl CpuKernel {
     }
 
     fn footprint(&self) -> classify::Footprint {
-        *self.footprint.get_or_init(|| classify::footprint(self.module.ptx, self.name).unwrap_or_default())
+        *self.footprint.get_or_init(|| classify::module(self.module.ptx).footprint(self.name).unwrap_or_default())
     }
 }
 
-/// Runs `thread_body` once per simulated thread of the launch `cfg` (see the module docs).
+/// Runs `thread_body` once per simulated thread of the launch `cfg` (see the module docs), with
+/// the checks on or off as [`cpu_checks`] says.
 pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_body: F) -> Result<(), Error> {
+    launch(kernel, cfg, checks::settings()?, thread_body)
+}
+
+/// [`cpu_launch`] with the checks of `settings`.
+fn launch<F: Fn() + Sync>(
+    kernel: &CpuKernel,
+    cfg: LaunchConfig,
+    settings: checks::Settings,
+    thread_body: F,
+) -> Result<(), Error> {
     let name = kernel.name;
     check(name, &cfg)?;
     if kernel.max_threads > 0 && cfg.block.volume() > kernel.max_threads as u64 {
@@ -209,8 +229,19 @@ pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let workers = worker_count()?.min(blocks as usize).max(1);
     let chunk = chunk_blocks(blocks, workers, cfg.block.volume());
+    // Threads get stacks sized from the kernel's own frame, with a guard page (`guard`).
+    let stack_bytes = if use_fibers {
+        fibers::stack_bytes(footprint.local_bytes)
+    } else {
+        PLAIN_STACK_BYTES + fibers::stack_bytes(footprint.local_bytes)
+    };
+    let launch = Launch { name, cfg, checks: settings.checks, stack_bytes, watchdog: settings.watchdog };
+    let dog = settings.watchdog.filter(|_| guard::prepare_thread()).map(|limit| Watchdog::new(limit, workers));
     let run_worker = || {
-        let mut pool = use_fibers.then(fibers::StackPool::default);
+        let _beat = dog.as_ref().map(|d| d.register());
+        guard::prepare_thread();
+        let mut pool = fibers::StackPool::new(stack_bytes);
+        let mut stacks = if use_fibers { Stacks::Fibers(pool) } else { Stacks::Plain(pool.take().ok(), pool) };
         // Workers take `chunk` consecutive blocks at a time: one shared-counter update (a cache
         // line bouncing between cores) per chunk instead of per block.
         'chunks: loop {
@@ -223,7 +254,7 @@ pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_
                 if stop.load(Ordering::Relaxed) {
                     break 'chunks;
                 }
-                if let Err(e) = run_block(name, &cfg, block_idx, &thread_body, pool.as_mut()) {
+                if let Err(e) = run_block(&launch, block_idx, &thread_body, &mut stacks) {
                     let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
                     f.get_or_insert(e);
                     stop.store(true, Ordering::Relaxed); // no more blocks start
@@ -233,8 +264,17 @@ pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_
                 block_idx = next_block(block_idx, cfg.grid);
             }
         }
+        if let Stacks::Plain(stack, pool) = &mut stacks {
+            // Kept for the next launch (with the pool's spares), not unmapped.
+            if let Some(stack) = stack.take() {
+                pool.give(stack);
+            }
+        }
     };
     std::thread::scope(|s| {
+        if let Some(dog) = &dog {
+            s.spawn(|| dog.watch());
+        }
         for _ in 1..workers {
             s.spawn(run_worker);
         }
@@ -244,6 +284,31 @@ pub fn cpu_launch<F: Fn() + Sync>(kernel: &CpuKernel, cfg: LaunchConfig, thread_
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Stack of the coroutine a worker runs barrier-free blocks on, beyond what a fiber gets: the
+/// plain loop is deeper (and a thread that needs a fiber's stack and a bit more should not fail
+/// here and pass there).
+const PLAIN_STACK_BYTES: usize = 8 << 20;
+
+/// What every block of a launch needs to know.
+struct Launch {
+    name: &'static str,
+    cfg: LaunchConfig,
+    checks: bool,
+    /// Stack of each simulated thread (each fiber, or the plain loop's coroutine).
+    stack_bytes: usize,
+    watchdog: Option<Duration>,
+}
+
+/// What a worker runs its blocks' threads on.
+enum Stacks {
+    /// A stack per simulated thread.
+    Fibers(fibers::StackPool),
+    /// One stack for the plain loop, from the pool (given back when the worker is done);
+    /// `None` when it could not be mapped (then the loop runs on the worker's own stack,
+    /// unguarded).
+    Plain(Option<fibers::ColoredStack>, fibers::StackPool),
 }
 
 /// Blocks a worker takes at once: about 64K simulated threads, so the shared counter is touched
@@ -283,31 +348,158 @@ fn worker_count() -> Result<usize, Error> {
 }
 
 fn run_block<F: Fn() + Sync>(
-    kernel: &'static str,
-    cfg: &LaunchConfig,
+    launch: &Launch,
     block_idx: Dim3,
     thread_body: &F,
-    pool: Option<&mut fibers::StackPool>,
+    stacks: &mut Stacks,
 ) -> Result<(), Error> {
-    let mem = BlockMem::new(cfg.shared_mem_bytes as usize);
+    let (kernel, cfg) = (launch.name, &launch.cfg);
+    let mem = BlockMem::new(cfg.shared_mem_bytes as usize, launch.checks);
     let base = enter_block(block_idx, cfg.block, cfg.grid, &mem);
     IN_KERNEL.with(|k| k.set(true));
-    let result = match pool {
-        Some(pool) => fibers::run_block(cfg.block, thread_body, pool),
-        None => panic::catch_unwind(AssertUnwindSafe(|| plain_block(cfg.block, base, thread_body)))
-            .map_err(fibers::Failure::Panic),
+    let result = match stacks {
+        Stacks::Fibers(pool) => fibers::run_block(cfg.block, thread_body, pool, &mem),
+        Stacks::Plain(stack, _) => plain_on_stack(stack, cfg.block, base, thread_body),
     };
     IN_KERNEL.with(|k| k.set(false));
     leave_block();
+    let epoch = mem.epoch.get();
     drop(mem);
+    let in_block = |report: String| {
+        let b = block_idx;
+        format!("in block ({},{},{}), {report}", b.x, b.y, b.z)
+    };
     result.map_err(|failure| match failure {
-        fibers::Failure::Panic(payload) => Error::KernelPanic {
-            kernel,
-            message: panic_message(payload.as_ref()),
-            location: PANIC_AT.with(|p| p.borrow_mut().take()),
+        fibers::Failure::Panic(payload) => match payload.downcast::<checks::CheckFailure>() {
+            Ok(failed) => Error::CpuCheck { kernel, check: failed.check, report: in_block(failed.report) },
+            Err(payload) => Error::KernelPanic {
+                kernel,
+                message: panic_message(payload.as_ref()),
+                location: PANIC_AT.with(|p| p.borrow_mut().take()),
+            },
         },
         fibers::Failure::Message(message) => Error::KernelPanic { kernel, message, location: None },
+        fibers::Failure::Check(check, report) => Error::CpuCheck { kernel, check, report: in_block(report) },
+        fibers::Failure::Trapped { thread, stalled } => {
+            let who = fibers::thread_name(cfg.block, thread);
+            let (check, report) = if stalled {
+                let limit = launch.watchdog.map_or(0, |d| d.as_millis());
+                (
+                    CpuCheck::Watchdog,
+                    format!(
+                        "{who} ran for {limit} ms without reaching a barrier, a warp operation or its end \
+                         (barrier epoch {epoch}){}; a spin-wait on a flag that another thread of the block sets \
+                         never ends on the CPU executor, which runs the other thread only when this one waits \
+                         (and on the GPU such a wait is undefined without a barrier) — set \
+                         OXIDE_CPU_WATCHDOG_MS to allow more time",
+                        spinning_at(guard::take_stall_trace())
+                    ),
+                )
+            } else {
+                (
+                    CpuCheck::StackOverflow,
+                    format!(
+                        "{who} overflowed its {} KiB stack (barrier epoch {epoch}): unbounded or deep \
+                         recursion, or large local arrays (a GPU thread has 1 KiB of stack by default, at \
+                         most {} KiB)",
+                        launch.stack_bytes / 1024,
+                        super::MAX_LOCAL_PER_THREAD / 1024
+                    ),
+                )
+            };
+            Error::CpuCheck { kernel, check, report: in_block(report) }
+        }
     })
+}
+
+/// `, spinning at <frames of the kernel>` from the backtrace the stall handler took, or nothing:
+/// the first frames that are not the handler's, the standard library's or the executor's.
+fn spinning_at(trace: Option<std::backtrace::Backtrace>) -> String {
+    const INTERNAL: &[&str] = &[
+        "std::",
+        "core::",
+        "alloc::",
+        "corosensei::",
+        "__rust",
+        "<unknown>",
+        "oxide_rt::host::cpu::guard",
+        "oxide_rt::host::cpu::fibers",
+        "oxide_rt::host::cpu::plain",
+    ];
+    let Some(trace) = trace else { return String::new() };
+    // `Backtrace`'s text: a line `N: function` per frame, then `at file:line:col` when known.
+    let text = trace.to_string();
+    let mut frames: Vec<(&str, Option<&str>)> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(place) = line.strip_prefix("at ") {
+            if let Some(last) = frames.last_mut() {
+                last.1 = Some(place);
+            }
+        } else if let Some((_, function)) = line.split_once(": ") {
+            frames.push((function, None));
+        }
+    }
+    let internal = |f: &str| INTERNAL.iter().any(|p| f.starts_with(p)) || f.contains(" as core::");
+    let kernel: Vec<String> = frames
+        .iter()
+        .skip_while(|(f, _)| internal(f))
+        .take_while(|(f, _)| !internal(f)) // back in the executor, below the kernel
+        .take(3)
+        .map(|(f, place)| match place {
+            Some(place) => format!("{f} at {place}"),
+            None => format!("{f} (no line for this instruction)"),
+        })
+        .collect();
+    if kernel.is_empty() {
+        return String::new();
+    }
+    format!(", spinning at {}", kernel.join(", called from "))
+}
+
+/// Runs a barrier-free block on the worker's plain-loop stack (guarded: see `guard`).
+fn plain_on_stack<F: Fn() + Sync>(
+    stack: &mut Option<fibers::ColoredStack>,
+    block: Dim3,
+    base: usize,
+    thread_body: &F,
+) -> Result<(), fibers::Failure> {
+    let run = || panic::catch_unwind(AssertUnwindSafe(|| plain_block_call(block, base, thread_body))).err();
+    let Some(s) = stack.take() else { return run().map_or(Ok(()), |p| Err(fibers::Failure::Panic(p))) };
+    let guard_page = s.guard();
+    // The coroutine never suspends (a collective in plain mode panics), and it is resumed until
+    // it returns, or dropped (which unwinds it), before this function returns.
+    // SAFETY: so its borrows of `thread_body` outlive it.
+    let mut co: Coroutine<(), (), guard::Return, fibers::ColoredStack> =
+        unsafe { Coroutine::with_stack_unchecked(s, move |_: &fibers::Yielder, ()| run()) };
+    let guarded = [guard::Guarded::new(co.trap_handler(), guard_page)];
+    let outcome = guard::armed(&guarded, || co.resume(()));
+    let payload = match outcome {
+        CoroutineResult::Return(payload) => {
+            *stack = Some(co.into_stack());
+            payload
+        }
+        CoroutineResult::Yield(()) => {
+            drop(co);
+            Some(Box::new("the plain loop of a barrier-free kernel suspended") as Box<dyn std::any::Any + Send>)
+        }
+    };
+    match payload {
+        None => Ok(()),
+        Some(p) => match guard::trapped(p.as_ref()) {
+            Some(stalled) => {
+                Err(fibers::Failure::Trapped { thread: crate::device::cpu::current_linear() as usize, stalled })
+            }
+            None => Err(fibers::Failure::Panic(p)),
+        },
+    }
+}
+
+/// [`plain_block`] behind a call boundary: inside the coroutine's closure, the kernel's closure
+/// is reached through pointers LLVM knows nothing about, and it would reload every captured
+/// value at every thread; as a `&F` parameter it is known not to change (saxpy: 2x faster).
+#[inline(never)]
+fn plain_block_call<F: Fn()>(block: Dim3, base: usize, thread_body: &F) {
+    plain_block(block, base, thread_body)
 }
 
 /// The threads of a barrier-free block, one after another; `base` is the launch index of the

@@ -26,6 +26,42 @@ pub enum Error {
     ContextLost { ordinal: usize, what: String, source: cudarc::driver::DriverError },
     /// Bad configuration of the runtime itself (environment variables).
     Config(String),
+    /// The CPU executor found a hazard in the kernel that the GPU would not report: a data
+    /// race in shared memory, a divergent barrier, a shuffle reading an absent lane, a thread
+    /// overflowing its stack or spinning forever. `report` names the threads, their source
+    /// lines and the barrier epoch. See [`set_cpu_checks`](crate::host::set_cpu_checks).
+    CpuCheck { kernel: &'static str, check: CpuCheck, report: String },
+}
+
+/// Which check of the CPU executor failed (see [`Error::CpuCheck`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CpuCheck {
+    /// Threads of one block waited at different `sync_threads` calls, or some waited at a
+    /// barrier that others had left the kernel without reaching.
+    BarrierDivergence,
+    /// A warp operation read a lane that does not take part in it.
+    WarpLane,
+    /// Two threads accessed one element of shared memory, at least one of them writing, with
+    /// no barrier between them (racecheck's read-after-write, write-after-read and
+    /// write-after-write hazards).
+    SharedRace,
+    /// A simulated thread ran out of stack (deep recursion, a huge local array).
+    StackOverflow,
+    /// A thread kept polling memory that nothing changed for longer than the watchdog allows.
+    Watchdog,
+}
+
+impl fmt::Display for CpuCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CpuCheck::BarrierDivergence => "barrier divergence",
+            CpuCheck::WarpLane => "warp lane misuse",
+            CpuCheck::SharedRace => "shared-memory data race",
+            CpuCheck::StackOverflow => "stack overflow",
+            CpuCheck::Watchdog => "no progress (watchdog)",
+        })
+    }
 }
 
 impl fmt::Display for Error {
@@ -61,6 +97,9 @@ impl fmt::Display for Error {
                 write!(f, "{what}: {source}; {}", super::panic::lost_context_note(*ordinal))
             }
             Error::Config(msg) => f.write_str(msg),
+            Error::CpuCheck { kernel, check, report } => {
+                write!(f, "kernel `{kernel}` failed a CPU executor check ({check}): {report}")
+            }
         }
     }
 }

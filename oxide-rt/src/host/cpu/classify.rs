@@ -8,6 +8,7 @@
 //! them. When in doubt (entry missing) the answer is "fibers": that is only slower, never wrong.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 /// Instruction prefixes that make threads meet: block barriers and warp collectives.
 const COLLECTIVE: &[&str] = &["bar.", "barrier.", "shfl.", "vote.", "activemask", "match.", "redux.sync", "elect.sync"];
@@ -36,28 +37,65 @@ pub(crate) struct Footprint {
     pub local_bytes: u64,
 }
 
-/// The [`Footprint`] of kernel `entry`; `None` when the PTX has no such entry.
-pub(crate) fn footprint(ptx: &str, entry: &str) -> Option<Footprint> {
-    let parsed = parse(ptx);
-    if !parsed.entries.contains(entry) {
-        return None;
+/// A module's PTX, parsed once: every kernel of it is classified from this.
+pub(crate) struct Module {
+    parsed: Parsed,
+}
+
+/// The parsed form of `ptx`, shared by every kernel of the module: the first kernel launched
+/// parses it, the others find it here (the text of a big module is megabytes).
+pub(crate) fn module(ptx: &'static str) -> Arc<Module> {
+    static MODULES: Mutex<Vec<(usize, usize, Arc<Module>)>> = Mutex::new(Vec::new());
+    let key = (ptx.as_ptr() as usize, ptx.len());
+    let mut modules = MODULES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((.., m)) = modules.iter().find(|(p, l, _)| (*p, *l) == key) {
+        return m.clone();
     }
-    let mut used = HashSet::new();
-    let mut local_bytes = 0;
-    let mut arrays: Vec<&(String, u64, u64)> = Vec::new();
-    for name in reachable(&parsed, entry) {
-        if let Some(f) = parsed.functions.get(&name) {
-            used.extend(f.uses.iter().cloned());
-            local_bytes = local_bytes.max(f.local_bytes);
-            arrays.extend(f.shared.iter());
+    let m = Arc::new(Module { parsed: parse(ptx) });
+    modules.push((key.0, key.1, m.clone()));
+    m
+}
+
+impl Module {
+    /// The [`Footprint`] of kernel `entry`; `None` when the PTX has no such entry.
+    pub(crate) fn footprint(&self, entry: &str) -> Option<Footprint> {
+        let parsed = &self.parsed;
+        if !parsed.entries.contains(entry) {
+            return None;
         }
+        let mut used = HashSet::new();
+        let mut local_bytes = 0;
+        let mut arrays: Vec<&(String, u64, u64)> = Vec::new();
+        for name in reachable(parsed, entry) {
+            if let Some(f) = parsed.functions.get(&name) {
+                used.extend(f.uses.iter().cloned());
+                local_bytes = local_bytes.max(f.local_bytes);
+                arrays.extend(f.shared.iter());
+            }
+        }
+        arrays.extend(parsed.shared.iter().filter(|(name, ..)| used.contains(name)));
+        let mut static_shared = 0u64;
+        for (_, size, align) in arrays {
+            static_shared = static_shared.next_multiple_of((*align).max(1)) + size;
+        }
+        Some(Footprint { static_shared, local_bytes })
     }
-    arrays.extend(parsed.shared.iter().filter(|(name, ..)| used.contains(name)));
-    let mut static_shared = 0u64;
-    for (_, size, align) in arrays {
-        static_shared = static_shared.next_multiple_of((*align).max(1)) + size;
+
+    /// Whether kernel `entry` uses block or warp collectives (see the module docs).
+    pub(crate) fn needs_fibers(&self, entry: &str) -> bool {
+        let parsed = &self.parsed;
+        if !parsed.entries.contains(entry) {
+            return true;
+        }
+        // Calls to functions without a body (`.extern .func vprintf`) do not synchronise.
+        reachable(parsed, entry).iter().any(|name| parsed.functions.get(name).is_some_and(|f| f.collective))
     }
-    Some(Footprint { static_shared, local_bytes })
+}
+
+/// The [`Footprint`] of kernel `entry` of `ptx` (parsed afresh).
+#[cfg(test)]
+pub(crate) fn footprint(ptx: &str, entry: &str) -> Option<Footprint> {
+    Module { parsed: parse(ptx) }.footprint(entry)
 }
 
 /// `entry` and every function it may call, directly or through an indirect call.
@@ -80,14 +118,10 @@ fn reachable(parsed: &Parsed, entry: &str) -> HashSet<String> {
     seen
 }
 
-/// Whether kernel `entry` of `ptx` uses block or warp collectives (see the module docs).
+/// Whether kernel `entry` of `ptx` (parsed afresh) uses block or warp collectives.
+#[cfg(test)]
 pub(crate) fn needs_fibers(ptx: &str, entry: &str) -> bool {
-    let parsed = parse(ptx);
-    if !parsed.entries.contains(entry) {
-        return true;
-    }
-    // Calls to functions without a body (`.extern .func vprintf`) do not synchronise.
-    reachable(&parsed, entry).iter().any(|name| parsed.functions.get(name).is_some_and(|f| f.collective))
+    Module { parsed: parse(ptx) }.needs_fibers(entry)
 }
 
 struct Parsed {
@@ -106,16 +140,22 @@ fn parse(ptx: &str) -> Parsed {
     let mut entries = HashSet::new();
     let mut mentioned = HashSet::new();
     let mut shared = Vec::new();
-    let mut current: Option<String> = None;
+    // The function whose body is open, kept out of the map until it closes (no lookup per line).
+    let mut current: Option<(String, Function)> = None;
     let mut pending: Option<(String, bool)> = None; // header seen, body not yet opened
     let mut depth = 0usize;
-    // Statements end at `;`, `{` or `}`; keep the delimiter to track nesting.
-    let mut start = 0;
-    for (i, ch) in text.char_indices() {
-        if !matches!(ch, ';' | '{' | '}') {
+    // Statements end at `;`, `{` or `}`; keep the delimiter to track nesting. These are ASCII
+    // bytes, which never occur inside a multi-byte character, so a byte scan is exact.
+    let bytes = text.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        let ch = bytes[i];
+        i += 1;
+        if !matches!(ch, b';' | b'{' | b'}') {
             continue;
         }
-        let stmt = text[start..i].trim();
+        let i = i - 1;
+        let stmt = text[start..i].trim_ascii();
         start = i + 1;
         if depth == 0 {
             if let Some((name, is_entry)) = header(stmt) {
@@ -126,13 +166,13 @@ fn parse(ptx: &str) -> Parsed {
                 mention(stmt, &mut mentioned); // e.g. a vtable: `.global .u64 vt[2] = {f, g}`
             }
             match ch {
-                '{' => {
+                b'{' => {
                     if let Some((name, is_entry)) = pending.take() {
                         if is_entry {
                             entries.insert(name.clone());
                         }
-                        functions.entry(name.clone()).or_default();
-                        current = Some(name);
+                        let f = functions.remove(&name).unwrap_or_default();
+                        current = Some((name, f));
                     }
                     depth = 1;
                 }
@@ -141,25 +181,32 @@ fn parse(ptx: &str) -> Parsed {
             }
             continue;
         }
-        if let Some(f) = current.as_ref().and_then(|name| functions.get_mut(name)) {
-            if let Some((_, bytes, _)) = variable(stmt, ".local") {
+        if let Some((_, f)) = current.as_mut() {
+            // Declarations start with their state space; instructions never start with `.`.
+            let declaration = stmt.starts_with('.');
+            if let Some((_, bytes, _)) = declaration.then(|| variable(stmt, ".local")).flatten() {
                 f.local_bytes += bytes;
-            } else if let Some(var) = variable(stmt, ".shared") {
+            } else if let Some(var) = declaration.then(|| variable(stmt, ".shared")).flatten() {
                 f.shared.push(var);
-            } else {
+            } else if !declaration && !stmt.is_empty() {
                 scan_instruction(stmt, f, &mut mentioned);
             }
         }
         match ch {
-            '{' => depth += 1,
-            '}' => {
+            b'{' => depth += 1,
+            b'}' => {
                 depth -= 1;
                 if depth == 0 {
-                    current = None;
+                    if let Some((name, f)) = current.take() {
+                        functions.insert(name, f);
+                    }
                 }
             }
             _ => {}
         }
+    }
+    if let Some((name, f)) = current.take() {
+        functions.insert(name, f); // a body left open at the end of the text
     }
     Parsed { functions, entries, mentioned, shared }
 }
@@ -192,9 +239,60 @@ fn variable(stmt: &str, space: &str) -> Option<(String, u64, u64)> {
 }
 
 fn mention(text: &str, mentioned: &mut HashSet<String>) {
-    for word in text.split(|c: char| !is_ident(c)).filter(|w| !w.is_empty()) {
-        mentioned.insert(word.to_string());
+    for word in symbols(text) {
+        if !mentioned.contains(word) {
+            mentioned.insert(word.to_string());
+        }
     }
+}
+
+/// The words of `text` that can name a function or a variable: not registers (`%r1`), labels
+/// (`$L__BB0_3`), directives or opcode suffixes (`.b32`) or numbers. Only these are kept, so
+/// that parsing a big module allocates little.
+fn symbols(text: &str) -> impl Iterator<Item = &str> {
+    // A byte scan (identifiers are ASCII; a non-ASCII byte ends a word, at a char boundary).
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            while i < bytes.len() && !is_ident_byte(bytes[i]) {
+                i += 1;
+            }
+            let start = i;
+            while i < bytes.len() && is_ident_byte(bytes[i]) {
+                i += 1;
+            }
+            if start < i && (bytes[start].is_ascii_alphabetic() || bytes[start] == b'_') {
+                return Some(&text[start..i]);
+            }
+        }
+        None
+    })
+}
+
+/// `s` up to its first ASCII whitespace (a loop over bytes: this runs once per instruction).
+fn first_word(s: &str) -> &str {
+    let bytes = s.as_bytes();
+    let mut end = 0;
+    while end < bytes.len() && !bytes[end].is_ascii_whitespace() {
+        end += 1;
+    }
+    &s[..end]
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    // A table: this runs for every byte of every instruction, also in unoptimised builds.
+    const TABLE: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            t[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'%' | b'.');
+            b += 1;
+        }
+        t
+    };
+    TABLE[b as usize]
 }
 
 /// The function name declared by a `.entry`/`.func` header statement, if it is one.
@@ -226,9 +324,9 @@ fn scan_instruction(stmt: &str, f: &mut Function, mentioned: &mut HashSet<String
         }
     }
     if s.starts_with('@') {
-        s = s.split_once(char::is_whitespace).map_or("", |(_, rest)| rest.trim_start());
+        s = s[first_word(s).len()..].trim_ascii_start();
     }
-    let opcode = s.split(|c: char| c.is_whitespace()).next().unwrap_or("");
+    let opcode = first_word(s);
     if COLLECTIVE.iter().any(|p| opcode.starts_with(p)) {
         f.collective = true;
     } else if opcode == "call" || opcode.starts_with("call.") {
@@ -245,35 +343,42 @@ fn scan_instruction(stmt: &str, f: &mut Function, mentioned: &mut HashSet<String
             f.calls.push(callee);
         }
     } else {
-        mention(s, mentioned);
-        for word in s.split(|c: char| !is_ident(c)).filter(|w| !w.is_empty() && !w.starts_with(['%', '$', '.'])) {
-            f.uses.insert(word.to_string());
+        let operands = &s[opcode.len()..];
+        mention(operands, mentioned);
+        for word in symbols(operands) {
+            if !f.uses.contains(word) {
+                f.uses.insert(word.to_string());
+            }
         }
     }
 }
 
+/// `ptx` with `//` comments removed and each `/* */` comment replaced by a space, in one pass:
+/// a comment opener is looked for only where the previous comment ended, so the work is
+/// linear in the length of the text (searching the rest of the text for `/*` at every `//`
+/// made it quadratic: seconds on a 2 MB module).
 fn strip_comments(ptx: &str) -> String {
+    let bytes = ptx.as_bytes();
     let mut out = String::with_capacity(ptx.len());
-    let mut rest = ptx;
-    loop {
-        let line = rest.find("//");
-        let block = rest.find("/*");
-        match (line, block) {
-            (Some(l), b) if b.is_none_or(|b| l < b) => {
-                out.push_str(&rest[..l]);
-                rest = rest[l..].find('\n').map_or("", |n| &rest[l + n..]);
-            }
-            (_, Some(b)) => {
-                out.push_str(&rest[..b]);
-                out.push(' ');
-                rest = rest[b + 2..].find("*/").map_or("", |e| &rest[b + 2 + e + 2..]);
-            }
-            _ => {
-                out.push_str(rest);
-                return out;
-            }
+    let (mut copied, mut i) = (0, 0);
+    while i + 1 < bytes.len() {
+        if bytes[i] != b'/' || !matches!(bytes[i + 1], b'/' | b'*') {
+            i += 1;
+            continue;
         }
+        out.push_str(&ptx[copied..i]);
+        let end = if bytes[i + 1] == b'/' {
+            // Keep the newline: it still separates what comes before from what follows.
+            ptx[i..].find('\n').map_or(ptx.len(), |n| i + n)
+        } else {
+            out.push(' ');
+            ptx[i + 2..].find("*/").map_or(ptx.len(), |e| i + 2 + e + 2)
+        };
+        copied = end;
+        i = end;
     }
+    out.push_str(&ptx[copied..]);
+    out
 }
 
 #[cfg(test)]
@@ -480,6 +585,47 @@ $L__BB1_1:
     }
 
     #[test]
+    fn comments_are_stripped_in_one_pass() {
+        use super::strip_comments;
+        assert_eq!(strip_comments("a // x /* y\nb /* c // d */ e\n// end"), "a \nb   e\n");
+        assert_eq!(strip_comments("a /* open"), "a  ");
+        assert_eq!(strip_comments("x / y // z"), "x / y ");
+        assert_eq!(strip_comments("/"), "/");
+        assert_eq!(strip_comments(""), "");
+    }
+
+    /// A module the size of a big real one (2 MB) is classified correctly; how long it takes is
+    /// measured by `classifying_a_2mb_module` below (`--ignored`).
+    #[test]
+    fn a_2mb_module_is_classified() {
+        let ptx = synthetic_ptx(2 << 20);
+        assert!(ptx.len() >= 2 << 20);
+        let module = super::Module { parsed: super::parse(&ptx) };
+        assert!(!module.needs_fibers("plain_big"));
+        assert!(module.needs_fibers("deep_sync"));
+        let plain = module.footprint("plain_big").map(|f| (f.static_shared, f.local_bytes));
+        assert_eq!(plain, Some((1024, 56)));
+        assert_eq!(module.footprint("deep_sync").map(|f| f.static_shared), Some(0));
+    }
+
+    #[test]
+    #[ignore = "a timing, not a check: cargo test -p oxide-rt --lib classifying_a_2mb -- --ignored --nocapture"]
+    fn classifying_a_2mb_module() {
+        let ptx: &'static str = Box::leak(synthetic_ptx(2 << 20).into_boxed_str());
+        let start = std::time::Instant::now();
+        let module = super::module(ptx);
+        let parsed = start.elapsed();
+        let fibers = module.needs_fibers("deep_sync");
+        let footprint = module.footprint("plain_big");
+        let again = super::module(ptx).needs_fibers("plain_big");
+        println!(
+            "{} bytes of PTX: parsed in {parsed:?}, first kernel classified in {:?} ({fibers}, {footprint:?}, {again})",
+            ptx.len(),
+            start.elapsed()
+        );
+    }
+
+    #[test]
     fn real_saxpy_ptx_is_plain() {
         let ptx = "
 .func _RNvNtCsekQVkFLoVwc_4core9panicking18panic_bounds_check
@@ -514,5 +660,51 @@ $L__BB0_4:                              // %panic.i
 }
 ";
         assert!(!needs_fibers(ptx, "saxpy"));
+    }
+
+    /// A module of about `bytes` of PTX shaped like a big real one (many functions, `//` comments
+    /// on most lines, one block comment at the very end, as LLVM writes none): `leaf_sync` has a barrier and is reached only through
+    /// a chain of calls from `deep_sync`; `plain_big` calls every other helper.
+    fn synthetic_ptx(bytes: usize) -> String {
+        use std::fmt::Write;
+        let mut ptx = String::from(
+            "//\n// Generated by LLVM NVPTX Back-End\n//\n.version 8.0\n.target sm_90\n.address_size 64\n",
+        );
+        ptx.push_str(".shared .align 4 .b8 TILE[1024];\n");
+        ptx.push_str(".func leaf_sync()\n{\n\tbar.sync \t0; // the only barrier\n\tret;\n}\n");
+        let mut n = 0;
+        while ptx.len() < bytes {
+            let _ = write!(
+                ptx,
+                ".func helper_{n}(\n\t.param .b64 p0\n)\n{{\n\t.local .align 8 .b8 \t__local_depot{n}[{}];\n",
+                8 * (n % 7 + 1)
+            );
+            for line in 0..20 {
+                let _ = writeln!(
+                    ptx,
+                    "\tadd.s32 \t%r{line}, %r{}, {n};     // %bb.{line} shfl.sync in a comment",
+                    line + 1
+                );
+            }
+            let _ = writeln!(ptx, "\tmov.u32 \t%r1, %tid.x;");
+            if n % 50 == 49 {
+                let _ = writeln!(
+                    ptx,
+                    "\t{{ // callseq {n}, 0\n\tcall.uni helper_{}, (param0);\n\t}} // callseq {n}",
+                    n - 1
+                );
+            }
+            ptx.push_str("\tret;\n}\n");
+            n += 1;
+        }
+        let _ = write!(ptx, ".visible .entry plain_big()\n{{\n\tmov.u64 \t%rd1, TILE;\n");
+        for i in 0..n {
+            let _ = writeln!(ptx, "\tcall.uni helper_{i}, (param0); // call {i}");
+        }
+        ptx.push_str("\tret;\n}\n");
+        ptx.push_str(".func chain_1()\n{\n\tcall.uni leaf_sync, ();\n\tret;\n}\n");
+        ptx.push_str(".visible .entry deep_sync()\n{\n\tcall.uni chain_1, ();\n\tcall.uni helper_0, ();\n\tret;\n}\n");
+        ptx.push_str("/* shfl.sync in a block comment */\n");
+        ptx
     }
 }

@@ -12,8 +12,18 @@
 //!
 //! If nothing can complete, the block is deadlocked (CUDA would hang or be undefined); the
 //! block fails with a message naming what each thread waits for, instead of hanging.
+//!
+//! With the checks on (`checks.rs`), what CUDA leaves undefined fails the block instead:
+//! * a barrier released while its threads wait at different `sync_threads` calls (source
+//!   lines), or while some threads of the block have exited without reaching it (CUDA allows a
+//!   barrier in conditional code only when every thread of the block takes the same branch);
+//! * a shuffle that reads a lane that does not take part (exited, outside the block, not in the
+//!   mask): the GPU returns an undefined value there.
 
-use crate::device::cpu::{set_thread, shfl_source, BlockAborted, Fiber, Op, WarpOp, Yielder};
+use super::guard;
+pub(super) use crate::device::cpu::Yielder;
+use crate::device::cpu::{set_thread, shfl_source, BlockAborted, BlockMem, Fiber, Op, WarpOp};
+use crate::host::CpuCheck;
 use crate::Dim3;
 use corosensei::stack::{DefaultStack, Stack, StackPointer};
 use corosensei::{Coroutine, CoroutineResult};
@@ -22,13 +32,23 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Stack size of one simulated thread. Only touched pages use memory (the stack is mmap'ed
-/// with a guard page); a GPU thread has 1 KiB of stack by default, and the panic machinery
-/// needs a few KiB more.
+/// Stack size of one simulated thread beyond its kernel's stack frame (from the PTX). Only
+/// touched pages use memory (the stack is mmap'ed with a guard page); a GPU thread has 1 KiB of
+/// stack by default, and the panic machinery needs a few KiB more. Going past it is an
+/// `Error::CpuCheck` (`guard`), not a crash.
 pub(super) const STACK_BYTES: usize = 256 * 1024;
 
+/// The stack a simulated thread gets for a kernel whose deepest frame (PTX `.local` depot) is
+/// `local_bytes`: the host build of the kernel keeps the same arrays on its stack, twice in an
+/// unoptimised build (a temporary and its copy). Rounded up to 64 KiB, so that launches of
+/// similar kernels share stacks.
+pub(super) fn stack_bytes(local_bytes: u64) -> usize {
+    let local = usize::try_from(local_bytes).unwrap_or(usize::MAX / 4);
+    (STACK_BYTES + 2 * local).next_multiple_of(64 * 1024)
+}
+
 type Payload = Box<dyn Any + Send>;
-type Fib = Coroutine<(), (), Option<Payload>, ColoredStack>;
+type Fib = Coroutine<(), (), guard::Return, ColoredStack>;
 
 /// A fiber stack whose top sits a few cache lines below the top of its mapping, a different
 /// distance for each stack. Mappings of equal size are aligned alike, so without this the tops
@@ -37,6 +57,8 @@ type Fib = Coroutine<(), (), Option<Payload>, ColoredStack>;
 pub(super) struct ColoredStack {
     inner: DefaultStack,
     offset: usize,
+    /// Usable bytes (at least what was asked for).
+    bytes: usize,
 }
 
 /// Step between stack tops: not a power of two, a multiple of the 16-byte stack alignment.
@@ -44,16 +66,35 @@ const COLOR_STEP: usize = 176;
 const COLORS: usize = 256;
 
 impl ColoredStack {
-    fn new() -> std::io::Result<ColoredStack> {
+    pub(super) fn new(bytes: usize) -> std::io::Result<ColoredStack> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let offset = NEXT.fetch_add(1, Ordering::Relaxed) % COLORS * COLOR_STEP;
-        Ok(ColoredStack { inner: DefaultStack::new(STACK_BYTES + COLORS * COLOR_STEP)?, offset })
+        Ok(ColoredStack { inner: DefaultStack::new(bytes + COLORS * COLOR_STEP)?, offset, bytes })
     }
+
+    /// The guard page at the bottom of the stack: `DefaultStack`'s limit is the start of its
+    /// mapping, whose first page it leaves without access.
+    pub(super) fn guard(&self) -> (usize, usize) {
+        let limit = self.inner.limit().get();
+        (limit, limit + page_size())
+    }
+}
+
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(|| {
+        #[cfg(unix)]
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        #[cfg(not(unix))]
+        let page = 4096;
+        usize::try_from(page).ok().filter(|p| p.is_power_of_two()).unwrap_or(4096)
+    })
 }
 
 // The usable range is the inner stack's minus `offset` bytes at the top, and `offset` keeps
 // the base 16-byte aligned.
-// SAFETY: that range stays above the inner stack's guard page and is at least STACK_BYTES long.
+// SAFETY: that range stays above the inner stack's guard page and is at least `bytes` long.
 unsafe impl Stack for ColoredStack {
     fn base(&self) -> StackPointer {
         let base = self.inner.base().get() - self.offset;
@@ -80,26 +121,41 @@ unsafe impl Stack for ColoredStack {
 static SPARE_STACKS: Mutex<Vec<ColoredStack>> = Mutex::new(Vec::new());
 const SPARE_CAP: usize = 8 * 1024;
 
-/// One worker's stacks: taken from the shared spares on first need, returned on drop.
-#[derive(Default)]
+/// One worker's stacks of at least `bytes` each: taken from the shared spares on first need,
+/// returned on drop.
 pub(super) struct StackPool {
     stacks: Vec<ColoredStack>,
+    bytes: usize,
 }
 
 impl StackPool {
-    fn take(&mut self) -> Result<ColoredStack, String> {
+    pub(super) fn new(bytes: usize) -> StackPool {
+        StackPool { stacks: Vec::new(), bytes }
+    }
+
+    /// Gives back a stack taken with [`take`](Self::take) (it goes to the spares on drop).
+    pub(super) fn give(&mut self, stack: ColoredStack) {
+        self.stacks.push(stack);
+    }
+
+    pub(super) fn take(&mut self) -> Result<ColoredStack, String> {
         if let Some(s) = self.stacks.pop() {
             return Ok(s);
         }
         {
             let mut spare = SPARE_STACKS.lock().unwrap_or_else(|e| e.into_inner());
-            let keep = spare.len().saturating_sub(1024);
-            self.stacks.extend(spare.drain(keep..));
+            let mut i = spare.len();
+            while i > 0 && self.stacks.len() < 1024 {
+                i -= 1;
+                if spare[i].bytes >= self.bytes {
+                    self.stacks.push(spare.swap_remove(i));
+                }
+            }
         }
         match self.stacks.pop() {
             Some(s) => Ok(s),
-            None => ColoredStack::new().map_err(|e| {
-                format!("could not map a {} KiB fiber stack for a simulated thread: {e}", STACK_BYTES / 1024)
+            None => ColoredStack::new(self.bytes).map_err(|e| {
+                format!("could not map a {} KiB fiber stack for a simulated thread: {e}", self.bytes / 1024)
             }),
         }
     }
@@ -120,14 +176,25 @@ pub(super) enum Failure {
     Panic(Payload),
     /// The executor itself could not continue (deadlock, no memory for stacks).
     Message(String),
+    /// A check of the executor failed (see the module docs).
+    Check(CpuCheck, String),
+    /// The thread of this linear index overflowed its stack, or was stopped by the watchdog
+    /// (`stalled`); see `guard`.
+    Trapped { thread: usize, stalled: bool },
 }
 
 /// Runs all `block` threads of one block as fibers. The caller has published the block with
 /// `enter_block` and installed the panic hook.
-pub(super) fn run_block<F: Fn() + Sync>(block: Dim3, body: &F, pool: &mut StackPool) -> Result<(), Failure> {
+pub(super) fn run_block<F: Fn() + Sync>(
+    block: Dim3,
+    body: &F,
+    pool: &mut StackPool,
+    mem: &BlockMem,
+) -> Result<(), Failure> {
     let n = block.volume() as usize;
     let fibers: Vec<Fiber> = (0..n).map(|_| Fiber::new()).collect();
     let mut cos: Vec<Option<Fib>> = Vec::with_capacity(n);
+    let mut guarded = Vec::with_capacity(n);
     let mut failure = None;
     for fiber in &fibers {
         let stack = match pool.take() {
@@ -137,6 +204,7 @@ pub(super) fn run_block<F: Fn() + Sync>(block: Dim3, body: &F, pool: &mut StackP
                 break;
             }
         };
+        let guard_page = stack.guard();
         let entry = move |y: &Yielder, ()| {
             fiber.yielder.set(y);
             panic::catch_unwind(AssertUnwindSafe(body)).err()
@@ -144,27 +212,44 @@ pub(super) fn run_block<F: Fn() + Sync>(block: Dim3, body: &F, pool: &mut StackP
         // Every coroutine is driven to completion (or force-unwound) by `finish` below before
         // this function returns, and none is ever leaked with `mem::forget`.
         // SAFETY: so the closure's borrows of `fibers` and `body` outlive every coroutine.
-        cos.push(Some(unsafe { Coroutine::with_stack_unchecked(stack, entry) }));
+        let co = unsafe { Coroutine::with_stack_unchecked(stack, entry) };
+        guarded.push(guard::Guarded::new(co.trap_handler(), guard_page));
+        cos.push(Some(co));
     }
-    if failure.is_none() {
-        failure = schedule(block, &fibers, &mut cos, pool).err();
-    }
-    finish(block, &fibers, &mut cos, pool);
+    let mut run = Run { block, fibers: &fibers, cos: &mut cos, pool };
+    guard::armed(&guarded, || {
+        if failure.is_none() {
+            failure = schedule(&mut run, mem).err();
+        }
+        finish(&mut run);
+    });
     match failure {
         Some(f) => Err(f),
         None => Ok(()),
     }
 }
 
-fn schedule(block: Dim3, fibers: &[Fiber], cos: &mut [Option<Fib>], pool: &mut StackPool) -> Result<(), Failure> {
+/// The fibers of one block and what running them needs.
+struct Run<'a, 'f> {
+    block: Dim3,
+    fibers: &'f [Fiber],
+    cos: &'a mut [Option<Fib>],
+    pool: &'a mut StackPool,
+}
+
+fn schedule(run: &mut Run, mem: &BlockMem) -> Result<(), Failure> {
+    let (block, fibers) = (run.block, run.fibers);
     let n = fibers.len();
     // Stack of ready threads; popped from the end, so thread 0 runs first.
     let mut ready: Vec<usize> = (0..n).rev().collect();
     let mut live = n;
     loop {
         while let Some(i) = ready.pop() {
-            if let Some(payload) = resume(block, i, fibers, cos, pool) {
-                return Err(Failure::Panic(payload));
+            if let Some(payload) = resume(run, i) {
+                return Err(match guard::trapped(payload.as_ref()) {
+                    Some(stalled) => Failure::Trapped { thread: i, stalled },
+                    None => Failure::Panic(payload),
+                });
             }
             if fibers[i].op.get() == Op::Done {
                 live -= 1;
@@ -173,24 +258,26 @@ fn schedule(block: Dim3, fibers: &[Fiber], cos: &mut [Option<Fib>], pool: &mut S
         if live == 0 {
             return Ok(());
         }
-        resolve(fibers, &mut ready);
+        resolve(block, fibers, &mut ready, mem)?;
         if ready.is_empty() {
             return Err(Failure::Message(deadlock(block, fibers)));
         }
     }
 }
 
-/// Runs fiber `i` until it suspends or returns; `Some(payload)` when it panicked.
-fn resume(block: Dim3, i: usize, fibers: &[Fiber], cos: &mut [Option<Fib>], pool: &mut StackPool) -> Option<Payload> {
-    let co = cos[i].as_mut()?;
-    fibers[i].op.set(Op::Running);
-    set_thread(super::unlinear(i as u64, block), i as u32, &fibers[i]);
+/// Runs fiber `i` until it suspends or returns; `Some(payload)` when it panicked or was
+/// trapped (`guard`).
+fn resume(run: &mut Run, i: usize) -> Option<Payload> {
+    let co = run.cos[i].as_mut()?;
+    let fiber = &run.fibers[i];
+    fiber.op.set(Op::Running);
+    set_thread(super::unlinear(i as u64, run.block), i as u32, fiber);
     match co.resume(()) {
         CoroutineResult::Yield(()) => None,
         CoroutineResult::Return(result) => {
-            fibers[i].op.set(Op::Done);
-            if let Some(co) = cos[i].take() {
-                pool.stacks.push(co.into_stack());
+            fiber.op.set(Op::Done);
+            if let Some(co) = run.cos[i].take() {
+                run.pool.stacks.push(co.into_stack());
             }
             result.filter(|p| !p.is::<BlockAborted>())
         }
@@ -199,31 +286,31 @@ fn resume(block: Dim3, i: usize, fibers: &[Fiber], cos: &mut [Option<Fib>], pool
 
 /// Tears down what is left of a block: unwinds suspended fibers (so their destructors run and
 /// their stacks can be reused) and drops fibers that never started.
-fn finish(block: Dim3, fibers: &[Fiber], cos: &mut [Option<Fib>], pool: &mut StackPool) {
-    for i in 0..cos.len() {
-        let Some(co) = cos[i].as_mut() else { continue };
+fn finish(run: &mut Run) {
+    for i in 0..run.cos.len() {
+        let Some(co) = run.cos[i].as_mut() else { continue };
         if co.started() {
-            fibers[i].abort.set(true);
+            run.fibers[i].abort.set(true);
             // A kernel that swallows the abort unwind and waits again gets resumed a few times,
             // then force-unwound.
             for _ in 0..4 {
-                if cos[i].is_none() {
+                if run.cos[i].is_none() {
                     break;
                 }
-                let _ = resume(block, i, fibers, cos, pool);
+                let _ = resume(run, i);
             }
         }
-        if let Some(mut co) = cos[i].take() {
+        if let Some(mut co) = run.cos[i].take() {
             co.force_unwind();
             if co.done() {
-                pool.stacks.push(co.into_stack());
+                run.pool.stacks.push(co.into_stack());
             }
         }
     }
 }
 
 /// Completes every collective that can complete; pushes the released threads onto `ready`.
-fn resolve(fibers: &[Fiber], ready: &mut Vec<usize>) {
+fn resolve(block: Dim3, fibers: &[Fiber], ready: &mut Vec<usize>, mem: &BlockMem) -> Result<(), Failure> {
     let n = fibers.len();
     let release = |i: usize, value: u32, aux: u32, ready: &mut Vec<usize>| {
         fibers[i].result.set((value, aux));
@@ -250,13 +337,13 @@ fn resolve(fibers: &[Fiber], ready: &mut Vec<usize>) {
         }
         let mut handled = 0u32;
         for l in 0..lanes as u32 {
-            let Op::Warp { mask, kind } = op(l) else { continue };
+            let Op::Warp { mask, kind, .. } = op(l) else { continue };
             if handled & (1 << l) != 0 {
                 continue;
             }
             let group = mask & live;
-            let complete =
-                bits(group).all(|m| matches!(op(m), Op::Warp { mask: mm, kind: k } if mm == mask && k.same_kind(kind)));
+            let complete = bits(group)
+                .all(|m| matches!(op(m), Op::Warp { mask: mm, kind: k, .. } if mm == mask && k.same_kind(kind)));
             if !complete {
                 handled |= 1 << l;
                 continue;
@@ -266,55 +353,124 @@ fn resolve(fibers: &[Fiber], ready: &mut Vec<usize>) {
                 Op::Warp { kind: WarpOp::All(p) | WarpOp::Any(p) | WarpOp::Ballot(p), .. } if p => acc | 1 << m,
                 _ => acc,
             });
-            let results: Vec<(u32, u32)> = bits(group)
-                .map(|m| {
-                    let Op::Warp { kind, .. } = op(m) else { return (m, 0) };
-                    let value = match kind {
-                        WarpOp::Sync => 0,
-                        WarpOp::All(_) => (ballot == group) as u32,
-                        WarpOp::Any(_) => (ballot != 0) as u32,
-                        WarpOp::Ballot(_) => ballot,
-                        WarpOp::Shfl { mode, value, arg, width } => match shfl_source(mode, m, arg, width) {
-                            // Reading a lane that does not take part is undefined in CUDA; the
-                            // caller's own value is as good as any.
-                            Some(src) if src < 32 && group & (1 << src) != 0 => match op(src) {
-                                Op::Warp { kind: WarpOp::Shfl { value: v, .. }, .. } => v,
-                                _ => value,
-                            },
+            let mut results: Vec<(u32, u32)> = Vec::with_capacity(group.count_ones() as usize);
+            for m in bits(group) {
+                let Op::Warp { kind, site, .. } = op(m) else { continue };
+                let value = match kind {
+                    WarpOp::Sync => 0,
+                    WarpOp::All(_) => (ballot == group) as u32,
+                    WarpOp::Any(_) => (ballot != 0) as u32,
+                    WarpOp::Ballot(_) => ballot,
+                    WarpOp::Shfl { mode, value, arg, width } => match shfl_source(mode, m, arg, width) {
+                        Some(src) if src < 32 && group & (1 << src) != 0 => match op(src) {
+                            Op::Warp { kind: WarpOp::Shfl { value: v, .. }, .. } => v,
                             _ => value,
                         },
-                    };
-                    (m, value)
-                })
-                .collect();
+                        // Reading a lane that does not take part is undefined in CUDA (the GPU
+                        // returns garbage or zeros); unchecked, the caller's own value is as
+                        // good as any.
+                        Some(src) if mem.checks && src < 32 => {
+                            let why = if src as usize >= lanes {
+                                format!("does not exist (the block has {n} threads)")
+                            } else if mask & (1 << src) == 0 {
+                                format!("is not in the mask {mask:#010x}")
+                            } else {
+                                "has exited".to_string()
+                            };
+                            return Err(Failure::Check(
+                                CpuCheck::WarpLane,
+                                format!(
+                                    "{} read lane {src} with a shuffle ({mode:?}, operand {arg}, width {width}) at \
+                                     {site}, but lane {src} of warp {} {why}; the GPU returns an undefined value \
+                                     there (barrier epoch {})",
+                                    thread_name(block, base + m as usize),
+                                    base / 32,
+                                    mem.epoch.get()
+                                ),
+                            ));
+                        }
+                        _ => value,
+                    },
+                };
+                results.push((m, value));
+            }
+            if matches!(kind, WarpOp::Sync) {
+                let syncs = &mem.warp_syncs[base / 32];
+                syncs.set(syncs.get().wrapping_add(1));
+            }
             for (m, value) in results {
                 release(base + m as usize, value, 0, ready);
             }
         }
     }
     if !ready.is_empty() {
-        return;
+        return Ok(());
     }
     // The barrier: every live thread must wait at it.
     let mut waiting = 0u32;
     let mut count = 0u32;
-    for f in fibers {
+    // The first waiting thread, one waiting at another call, one that has exited.
+    let (mut first, mut other, mut exited) = (None, None, None);
+    for (i, f) in fibers.iter().enumerate() {
         match f.op.get() {
-            Op::Done => {}
-            Op::Barrier { pred } => {
+            Op::Done => {
+                exited.get_or_insert(i);
+            }
+            Op::Barrier { pred, site } => {
                 waiting += 1;
                 count += pred as u32;
+                match first {
+                    None => first = Some((i, site)),
+                    Some((_, s)) if s != site && other.is_none() => other = Some((i, site)),
+                    _ => {}
+                }
             }
-            _ => return,
+            _ => return Ok(()),
+        }
+    }
+    if let (true, Some((i, site))) = (mem.checks, first) {
+        let epoch = mem.epoch.get();
+        if let Some((j, other_site)) = other {
+            return Err(Failure::Check(
+                CpuCheck::BarrierDivergence,
+                format!(
+                    "{} waits at sync_threads at {site} while {} waits at sync_threads at {other_site} \
+                     (barrier epoch {epoch}); every thread of a block must reach the same barrier (CUDA \
+                     leaves this undefined)",
+                    thread_name(block, i),
+                    thread_name(block, j),
+                ),
+            ));
+        }
+        if let Some(j) = exited {
+            return Err(Failure::Check(
+                CpuCheck::BarrierDivergence,
+                format!(
+                    "{} waits at sync_threads at {site}, but {} has exited without reaching it \
+                     (barrier epoch {epoch}, {waiting} of {n} threads waiting); a barrier in code that only \
+                     some threads of the block run is undefined in CUDA: move the early return after the \
+                     barrier, or let every thread reach it",
+                    thread_name(block, i),
+                    thread_name(block, j),
+                ),
+            ));
         }
     }
     if waiting > 0 {
+        mem.epoch.set(mem.epoch.get().wrapping_add(1));
         for i in (0..n).rev() {
             if matches!(fibers[i].op.get(), Op::Barrier { .. }) {
                 release(i, count, waiting, ready);
             }
         }
     }
+    Ok(())
+}
+
+/// `thread (x,y,z) (warp w, lane l)` for the thread of linear index `i` in the block.
+pub(crate) fn thread_name(block: Dim3, i: usize) -> String {
+    let t = super::unlinear(i as u64, block);
+    format!("thread ({},{},{}) (warp {}, lane {})", t.x, t.y, t.z, i / 32, i % 32)
 }
 
 fn bits(mask: u32) -> impl Iterator<Item = u32> {

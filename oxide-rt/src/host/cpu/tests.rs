@@ -9,6 +9,14 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
+fn checked() -> super::checks::Settings {
+    super::checks::Settings { checks: true, watchdog: None }
+}
+
+fn unchecked() -> super::checks::Settings {
+    super::checks::Settings { checks: false, watchdog: None }
+}
+
 /// PTX of a kernel `k` with a barrier (runs as fibers) and of one without (plain loop).
 static FIBER_MODULE: EmbeddedModule =
     EmbeddedModule { ptx: ".visible .entry k()\n{\n\tbar.sync \t0;\n\tret;\n}\n", cubins: &[] };
@@ -37,7 +45,7 @@ fn tid() -> u32 {
 
 /// Per-block `[u32; N]` in shared memory, identified by the address of `key`.
 fn shared_u32s(key: &'static u8, n: usize) -> *mut u32 {
-    dev::shared_static(key, n * 4, 4) as *mut u32
+    dev::shared_static(key, n * 4, 4, std::panic::Location::caller()) as *mut u32
 }
 
 #[test]
@@ -144,20 +152,32 @@ fn shuffles_all_modes_and_widths() -> TestResult {
 fn shuffles_with_partial_and_divergent_masks() -> TestResult {
     let block = 48u32; // second warp has 16 lanes
     let o = out(block as usize);
-    cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
+    let shfl_line = line!() + 5;
+    let kernel = || {
         let (t, lane) = (tid(), dev::lane_id());
         // Even and odd lanes shuffle in two groups at the same time.
         let mask = if lane % 2 == 0 { 0x5555_5555 } else { 0xAAAA_AAAA };
         let r = dev::shfl_u32(ShflMode::Idx, mask, t * 10, (lane + 2) % 32, 32);
         o[t as usize].store(r, Relaxed);
-    })?;
+    };
+    super::launch(&fibers(), LaunchConfig::new(1, block), unchecked(), kernel)?;
     let got = values(&o);
     for t in 0..block {
         let (warp, lane) = (t / 32, t % 32);
         let src = warp * 32 + (lane + 2) % 32;
-        // A source lane outside the block does not take part: the caller keeps its own value.
+        // Unchecked, a source lane outside the block does not take part: the caller keeps its
+        // own value.
         let want = if src < block { src * 10 } else { t * 10 };
         assert_eq!(got[t as usize], want, "thread {t}");
+    }
+    // Checked, reading a lane outside the block is an error (the GPU returns garbage there).
+    match super::launch(&fibers(), LaunchConfig::new(1, block), checked(), kernel) {
+        Err(Error::CpuCheck { kernel: "k", check: crate::CpuCheck::WarpLane, report }) => {
+            let site = format!("{}:{shfl_line}:", file!());
+            assert!(report.contains("thread (46,0,0) (warp 1, lane 14) read lane 16"), "{report}");
+            assert!(report.contains(&site) && report.contains("does not exist (the block has 48 threads)"), "{report}");
+        }
+        other => panic!("expected a warp lane error, got {other:?}"),
     }
     Ok(())
 }
@@ -397,7 +417,9 @@ fn panic_in_a_fiber_unwinds_the_waiting_threads() -> TestResult {
 fn divergent_warp_groups_and_early_exit_do_not_deadlock() -> TestResult {
     let block = 128u32;
     let o = out(block as usize);
-    cpu_launch(&fibers(), LaunchConfig::new(1, block), || {
+    // Unchecked: the early exit of warp 3 before the second barrier is reported when checked
+    // (`barrier_divergence_is_reported`).
+    super::launch(&fibers(), LaunchConfig::new(1, block), unchecked(), || {
         let (t, lane) = (tid(), dev::lane_id());
         // Different warps and half-warps take different branches with their own collectives.
         let v = if lane < 16 {
@@ -437,7 +459,8 @@ fn a_real_deadlock_is_an_error_not_a_hang() {
         Err(Error::KernelPanic { message, location: None, .. }) => {
             assert!(message.contains("deadlock"), "{message}");
             assert!(
-                message.contains("32 thread(s) wait at sync_warp(mask 0xffffffff), the first (16,0,0)"),
+                message.contains("32 thread(s) wait at sync_warp(mask 0xffffffff) at ")
+                    && message.contains("the first (16,0,0)"),
                 "{message}"
             );
         }
@@ -602,4 +625,336 @@ fn a_shared_declaration_cannot_grow() {
         Err(Error::KernelPanic { message, .. }) => assert!(message.contains("asked for 4194304 bytes"), "{message}"),
         other => panic!("expected a kernel panic, got {other:?}"),
     }
+}
+
+fn expect_check(r: Result<(), Error>, check: crate::CpuCheck) -> String {
+    match r {
+        Err(Error::CpuCheck { kernel: "k", check: c, report }) if c == check => report,
+        other => panic!("expected the {check} check to fail, got {other:?}"),
+    }
+}
+
+#[test]
+fn barrier_divergence_is_reported() {
+    use crate::CpuCheck::BarrierDivergence;
+    // Two branches, each with its own barrier: CUDA leaves this undefined.
+    let first = line!() + 4;
+    let second = line!() + 5;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(2, 64), || {
+        if tid() < 40 {
+            dev::sync_threads();
+        } else {
+            dev::sync_threads_count(true);
+        }
+    });
+    let report = expect_check(r, BarrierDivergence);
+    let (a, b) = (format!("{}:{first}:", file!()), format!("{}:{second}:", file!()));
+    assert!(
+        report.starts_with("in block (0,0,0), thread (0,0,0) (warp 0, lane 0) waits at sync_threads at "),
+        "{report}"
+    );
+    assert!(report.contains(&a) && report.contains(&b), "{report}");
+    assert!(report.contains("thread (40,0,0) (warp 1, lane 8)"), "{report}");
+    assert!(report.contains("barrier epoch 0"), "{report}");
+
+    // Half the block returns early, the other half syncs: reported at the second barrier.
+    let line = line!() + 6;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        dev::sync_threads();
+        if tid() >= 32 {
+            return;
+        }
+        dev::sync_threads();
+    });
+    let report = expect_check(r, BarrierDivergence);
+    assert!(report.contains(&format!("{}:{line}:", file!())), "{report}");
+    assert!(report.contains("thread (32,0,0) (warp 1, lane 0) has exited without reaching it"), "{report}");
+    assert!(report.contains("barrier epoch 1, 32 of 64 threads waiting"), "{report}");
+
+    // One call site reached by every thread in a loop, and a helper called from two places
+    // (its barrier is one site): no report.
+    fn helper() {
+        dev::sync_threads();
+    }
+    let r = cpu_launch(&fibers(), LaunchConfig::new(2, 96), || {
+        for _ in 0..3 {
+            dev::sync_threads();
+        }
+        if tid() % 2 == 0 {
+            helper();
+        } else {
+            std::hint::black_box(0);
+            helper();
+        }
+    });
+    assert!(r.is_ok(), "{r:?}");
+}
+
+#[test]
+fn shuffles_reading_absent_lanes_are_reported() {
+    use crate::CpuCheck::WarpLane;
+    // The upper half-warp has exited; a full-mask butterfly reads it (the GPU gives zeros).
+    let line = line!() + 5;
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        if dev::lane_id() >= 16 {
+            return;
+        }
+        std::hint::black_box(dev::shfl_u32(ShflMode::Xor, u32::MAX, 7, 16, 32));
+    });
+    let report = expect_check(r, WarpLane);
+    assert!(report.contains("thread (0,0,0) (warp 0, lane 0) read lane 16"), "{report}");
+    assert!(report.contains(&format!("{}:{line}:", file!())) && report.contains("has exited"), "{report}");
+    // A source lane outside the mask.
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        std::hint::black_box(dev::shfl_u32(ShflMode::Idx, 0x0000_ffff | 1 << dev::lane_id(), 7, 20, 32));
+    });
+    let report = expect_check(r, WarpLane);
+    assert!(report.contains("read lane 20") && report.contains("is not in the mask 0x0000ffff"), "{report}");
+    // Lanes past the segment end keep their own value: defined, no report.
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+        std::hint::black_box(dev::shfl_u32(ShflMode::Down, u32::MAX, 7, 16, 32));
+    });
+    assert!(r.is_ok(), "{r:?}");
+}
+
+/// `n` u32s of shared memory through the checked API, one array per `key`.
+fn shared_slice(key: &'static u8, n: usize) -> crate::device::shared::SharedSlice<u32> {
+    crate::device::shared::__static_shared::<u32>(key, n)
+}
+
+#[test]
+fn shared_memory_races_are_reported() {
+    use crate::CpuCheck::SharedRace;
+    static A: u8 = 0;
+    let n = 64usize;
+    // Each thread writes its element, then reads its neighbour's with no barrier between.
+    let (write, read) = (line!() + 4, line!() + 5);
+    let kernel = || {
+        let s = shared_slice(&A, n);
+        let t = tid() as usize;
+        s.set(t, t as u32);
+        std::hint::black_box(s.get((t + 1) % n));
+    };
+    let report = expect_check(cpu_launch(&fibers(), LaunchConfig::new(2, n as u32), kernel), SharedRace);
+    // Thread 0 runs first and reads element 1 before thread 1 writes it.
+    assert!(report.starts_with("in block (0,0,0), write-after-read hazard on byte 4 of the shared array declared at "));
+    assert!(report.contains(&format!("thread (0,0,0) read it at {}:{read}:", file!())), "{report}");
+    assert!(report.contains(&format!("thread (1,0,0) writes it at {}:{write}:", file!())), "{report}");
+    assert!(report.contains("with no sync_threads between them (barrier epoch 0) nor a sync_warp"), "{report}");
+    // The same in plain-loop mode (a kernel without barriers).
+    let report = expect_check(cpu_launch(&plain(), LaunchConfig::new(1, n as u32), kernel), SharedRace);
+    assert!(report.contains("write-after-read hazard on byte 4"), "{report}");
+
+    // A barrier between the write and the read: no race, and the values are right.
+    let o = out(n);
+    cpu_launch(&fibers(), LaunchConfig::new(2, n as u32), || {
+        let s = shared_slice(&A, n);
+        let t = tid() as usize;
+        s.set(t, t as u32);
+        dev::sync_threads();
+        o[t].store(s.get((t + 1) % n), Relaxed);
+        dev::sync_threads();
+        s.set(t, 0); // after everyone has read
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(values(&o), (0..n as u32).map(|t| (t + 1) % n as u32).collect::<Vec<_>>());
+
+    // Every thread writes element 0 after a barrier: write-after-write, epoch 1.
+    let report = expect_check(
+        cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+            dev::sync_threads();
+            shared_slice(&A, 1).set(0, tid());
+        }),
+        SharedRace,
+    );
+    assert!(report.contains("write-after-write hazard on byte 0"), "{report}");
+    assert!(report.contains("thread (0,0,0) wrote it at") && report.contains("then thread (1,0,0) writes it"));
+    assert!(report.contains("(barrier epoch 1)"), "{report}");
+}
+
+#[test]
+fn atomics_and_warp_syncs_order_shared_memory() {
+    use crate::device::atomic::{AtomicInt, Ordering, Scope};
+    use crate::CpuCheck::SharedRace;
+    static B: u8 = 0;
+    static C: u8 = 0;
+    // Atomics on one element from every thread do not race; reading it after a barrier does not.
+    let o = out(1);
+    cpu_launch(&fibers(), LaunchConfig::new(1, 128), || {
+        let s = shared_slice(&B, 1);
+        s.atomic(0).with(|a| a.atomic_add(1, Scope::Block));
+        dev::sync_threads();
+        if tid() == 5 {
+            o[0].store(s.get(0), Relaxed);
+        }
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(values(&o), [128]);
+    // A plain read of it without the barrier races with the other threads' atomics.
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = shared_slice(&B, 1);
+        s.atomic(0).with(|a| a.atomic_add(1, Scope::Block));
+        std::hint::black_box(s.get(0));
+    });
+    let report = expect_check(r, SharedRace);
+    assert!(report.contains("read-after-write") || report.contains("write-after-read"), "{report}");
+    assert!(report.contains("atomically"), "{report}");
+    // Atomic loads against atomic adds: no race.
+    cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = shared_slice(&B, 1);
+        s.atomic(0).with(|a| a.atomic_add(1, Scope::Block));
+        std::hint::black_box(s.atomic(0).load(Ordering::Relaxed));
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+
+    // Lanes of one warp exchange through shared memory after a sync_warp: ordered.
+    cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = shared_slice(&C, 64);
+        let t = tid() as usize;
+        s.set(t, t as u32);
+        dev::sync_warp(u32::MAX);
+        std::hint::black_box(s.get(t ^ 1));
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    // The same exchange across warps needs a block barrier.
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = shared_slice(&C, 64);
+        let t = tid() as usize;
+        s.set(t, t as u32);
+        dev::sync_warp(u32::MAX);
+        std::hint::black_box(s.get(t ^ 32));
+    });
+    let report = expect_check(r, SharedRace);
+    // Lane 31 wrote element 31 before the sync_warp; lane 31 of warp 1 reads it after its own.
+    assert!(report.contains("read-after-write hazard on byte 124"), "{report}");
+    assert!(report.contains("thread (31,0,0) wrote it") && report.contains("thread (63,0,0) reads it"), "{report}");
+    assert!(!report.contains("sync_warp of their warp"), "different warps: {report}");
+}
+
+#[test]
+fn dynamic_shared_memory_races_are_reported_and_checks_can_be_off() {
+    use crate::device::shared::dynamic_shared;
+    let kernel = || {
+        let s = dynamic_shared::<u32>();
+        s.set(0, tid());
+    };
+    let cfg = LaunchConfig::new(1, 32).shared_mem_bytes(64);
+    let report = expect_check(super::launch(&fibers(), cfg, checked(), kernel), crate::CpuCheck::SharedRace);
+    assert!(report.contains("write-after-write hazard on byte 0 of the dynamic shared memory"), "{report}");
+    // Unchecked, the same kernel runs (the last writer wins).
+    super::launch(&fibers(), cfg, unchecked(), kernel).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Recursion `n` deep with a frame of about 1 KiB per level.
+fn recurse(n: u32) -> u32 {
+    let frame = std::hint::black_box([n as u8; 1024]);
+    if n == 0 {
+        return frame[0] as u32;
+    }
+    recurse(n - 1).wrapping_add(frame[(n % 1024) as usize] as u32)
+}
+
+#[test]
+fn a_stack_overflow_is_an_error_not_an_abort() -> TestResult {
+    use crate::CpuCheck::StackOverflow;
+    for kernel in [fibers(), plain()] {
+        let r = cpu_launch(&kernel, LaunchConfig::new(4, 64), || {
+            // Thread 7 of block 2 recurses 100 000 deep (about 100 MB of stack).
+            let depth = if dev::block_idx().x == 2 && tid() == 7 { 100_000 } else { 10 };
+            std::hint::black_box(recurse(depth));
+        });
+        let report = expect_check(r, StackOverflow);
+        assert!(report.starts_with("in block (2,0,0), thread (7,0,0) (warp 0, lane 7) overflowed its "), "{report}");
+        // The executor (and the process) carry on: the same kernel without the deep thread runs.
+        cpu_launch(&kernel, LaunchConfig::new(4, 64), || {
+            std::hint::black_box(recurse(10));
+        })?;
+    }
+    Ok(())
+}
+
+#[test]
+fn fiber_stacks_grow_with_the_kernels_frame() -> TestResult {
+    // 320 KiB of local memory (the PTX says so) and a barrier: the fibers get a stack that
+    // holds it, instead of the 256 KiB default.
+    static BIG_FRAME: EmbeddedModule = EmbeddedModule {
+        ptx: ".visible .entry k()\n{\n\t.local .align 8 .b8 \t__local_depot0[327680];\n\tbar.sync \t0;\n\tret;\n}\n",
+        cubins: &[],
+    };
+    let kernel = CpuKernel::new(&BIG_FRAME, "k");
+    assert!(super::fibers::stack_bytes(327_680) >= 327_680 + super::fibers::STACK_BYTES);
+    let o = out(64);
+    cpu_launch(&kernel, LaunchConfig::new(2, 32), || {
+        let local = std::hint::black_box([tid(); 320 * 1024 / 4]);
+        dev::sync_threads();
+        o[index().get()].store(local[local.len() - 1 - tid() as usize], Relaxed);
+    })?;
+    assert_eq!(values(&o), (0..64).map(|i| i % 32).collect::<Vec<_>>());
+    Ok(())
+}
+
+#[test]
+fn a_thread_spinning_forever_is_stopped_by_the_watchdog() {
+    use crate::CpuCheck::Watchdog;
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+    let settings = super::checks::Settings { checks: true, watchdog: Some(Duration::from_millis(300)) };
+    // Thread 0 waits for a flag that thread 1 sets after a barrier thread 0 never reaches.
+    let flag = AtomicBool::new(false);
+    let line = line!() + 4;
+    let start = Instant::now();
+    let r = super::launch(&fibers(), LaunchConfig::new(1, 64), settings, || {
+        if tid() == 0 {
+            while !flag.load(std::sync::atomic::Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+        } else {
+            dev::sync_threads();
+            flag.store(true, std::sync::atomic::Ordering::Release);
+        }
+    });
+    let report = expect_check(r, Watchdog);
+    assert!(start.elapsed() < Duration::from_secs(20), "stopped after {:?}", start.elapsed());
+    assert!(report.starts_with("in block (0,0,0), thread (0,0,0) (warp 0, lane 0) ran for 300 ms"), "{report}");
+    let at = "a_thread_spinning_forever_is_stopped_by_the_watchdog::{{closure}}";
+    assert!(report.contains(&format!(", spinning at oxide_rt::host::cpu::tests::{at}")), "{report}");
+    // A line of the kernel, wherever the signal found it (the debug info of a loop's
+    // instructions is not always the loop's own line), or none for an instruction without one.
+    let at = |l: u32| report.contains(&format!("src/host/cpu/tests.rs:{l}:"));
+    assert!((line - 1..line + 7).any(at) || report.contains("{{closure}} (no line"), "{report}");
+    // A plain-loop kernel spinning on a flag nobody sets.
+    let r = super::launch(&plain(), LaunchConfig::new(3, 32), settings, || {
+        if dev::block_idx().x == 1 && tid() == 3 {
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        }
+    });
+    let report = expect_check(r, Watchdog);
+    assert!(report.starts_with("in block (1,0,0), thread (3,0,0)"), "{report}");
+}
+
+#[test]
+fn bytes_of_one_word_owned_by_different_threads_do_not_race() {
+    use crate::device::shared::__static_shared;
+    static D: u8 = 0;
+    // Each thread writes and reads back its own byte: no race, though four threads share a word.
+    let o = out(64);
+    cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = __static_shared::<u8>(&D, 64);
+        let t = tid() as usize;
+        s.set(t, t as u8);
+        o[t].store(s.get(t) as u32, Relaxed);
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(values(&o), (0..64).collect::<Vec<_>>());
+    // Reading the neighbour's byte without a barrier races, and names that byte.
+    let r = cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
+        let s = __static_shared::<u8>(&D, 64);
+        let t = tid() as usize;
+        s.set(t, t as u8);
+        std::hint::black_box(s.get(t ^ 1));
+    });
+    let report = expect_check(r, crate::CpuCheck::SharedRace);
+    assert!(report.contains("write-after-read hazard on byte 1 of"), "{report}");
 }
