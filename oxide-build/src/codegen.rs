@@ -35,9 +35,19 @@ pub(crate) struct Input<'a> {
 /// without it the loop is not unrolled even once its exit is counted (`ir/distance_exits.rs`).
 const SCEV_BUDGET: &str = "-scev-cheap-expansion-budget=32";
 
+/// Loops marked for full unrolling (`ir/private_array_loops.rs`) with more iterations than this
+/// stay loops: LLVM's own cap is a million, and a 80 000-iteration loop filling a local array
+/// kept `opt` busy for over 20 minutes.
+const FULL_UNROLL_MAX_ITERATIONS: &str = "-pragma-unroll-full-max-iterations=1024";
+
 /// The target and unroller settings every `opt` run shares.
-fn opt_tuning(input: &Input<'_>) -> [String; 3] {
-    [format!("-mcpu={}", input.arch), crate::device_build::RUNTIME_MULTI_EXIT.to_string(), SCEV_BUDGET.to_string()]
+fn opt_tuning(input: &Input<'_>) -> [String; 4] {
+    [
+        format!("-mcpu={}", input.arch),
+        crate::device_build::RUNTIME_MULTI_EXIT.to_string(),
+        SCEV_BUDGET.to_string(),
+        FULL_UNROLL_MAX_ITERATIONS.to_string(),
+    ]
 }
 
 /// The codegen stage's result: the PTX, written to `path`.
@@ -295,4 +305,41 @@ fn run_tool(cmd: &mut Command, module: &str, tool: &str) -> Result<String, Error
         ErrorKind::Llc,
         format!("{tool} failed on kernels module `{module}` ({}):\n    {message}{hint}\n  command: {line}", out.status),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FULL_UNROLL_MAX_ITERATIONS;
+    use crate::ir::tests::find_tool;
+    use std::process::Command;
+
+    /// A loop marked for full unrolling that fills an 80 000-element private array.
+    const BIG: &str = "target triple = \"nvptx64-nvidia-cuda\"\n\
+        define void @k(ptr %out, i32 %x) {\nentry:\n  %a = alloca [80000 x i32], align 4\n  br label %loop\n\
+        loop:\n  %i = phi i64 [ 0, %entry ], [ %n, %loop ]\n  %p = getelementptr inbounds [80000 x i32], ptr %a, i64 0, i64 %i\n\
+        \x20 %t = trunc i64 %i to i32\n  %v = mul i32 %t, %x\n  store i32 %v, ptr %p, align 4\n  %n = add nuw nsw i64 %i, 1\n\
+        \x20 %c = icmp ult i64 %n, 80000\n  br i1 %c, label %loop, label %done, !llvm.loop !0\n\
+        done:\n  %q = getelementptr inbounds [80000 x i32], ptr %a, i64 0, i64 777\n  %r = load i32, ptr %q, align 4\n\
+        \x20 store i32 %r, ptr %out, align 4\n  ret void\n}\n!0 = distinct !{!0, !1}\n!1 = !{!\"llvm.loop.unroll.full\"}\n";
+
+    #[test]
+    fn a_marked_loop_with_too_many_iterations_stays_a_loop() {
+        let Some(opt) = find_tool("opt-22") else {
+            eprintln!("skipped: opt-22 not found on PATH (apt-get install llvm-22)");
+            return;
+        };
+        let dir = std::env::temp_dir().join(format!("oxide-codegen-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ll = dir.join("big.ll");
+        std::fs::write(&ll, BIG).unwrap();
+        let out = Command::new(opt)
+            .args(["-passes=function(loop(loop-unroll-full))", "-S", FULL_UNROLL_MAX_ITERATIONS])
+            .arg(&ll)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let ir = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(ir.matches("store i32 %v").count(), 1, "the loop was unrolled:\n{ir}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

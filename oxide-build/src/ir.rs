@@ -457,7 +457,7 @@ fn parse_define(line: &str) -> Option<FnHeader> {
 // ---------------------------------------------------------------------------------
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::path::{Path, PathBuf};
     use std::process::Command;
@@ -514,7 +514,7 @@ mod tests {
             .find(|p| p.is_file())
     }
 
-    fn find_tool(name: &str) -> Option<PathBuf> {
+    pub(crate) fn find_tool(name: &str) -> Option<PathBuf> {
         let explicit = (name == "ptxas").then(|| std::env::var_os("OXIDE_PTXAS").map(PathBuf::from)).flatten();
         let on_path = std::env::var_os("PATH")
             .into_iter()
