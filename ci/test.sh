@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(bash ci/setup.sh --env)"
 export OXIDE_REQUIRE_PTXAS=1
+# A fresh build gains nothing from incremental caches, and writing them takes time.
+export CARGO_INCREMENTAL=0
 # Formatting as the repository's rustfmt.toml says, where the host toolchain has rustfmt.
 if cargo fmt --version >/dev/null 2>&1; then
   cargo fmt --all --check

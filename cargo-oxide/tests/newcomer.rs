@@ -73,6 +73,9 @@ fn cargo_build(dir: &Path) -> Output {
     std::fs::copy(workspace().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(dir).args(["build", "--color", "never"]).env("CARGO_TARGET_DIR", target_dir());
+    // The workspace's dev profile (Cargo.toml), so the dependencies built for it are reused.
+    cmd.args(["--config", "profile.dev.debug=\"line-tables-only\""]);
+    cmd.args(["--config", "profile.dev.package.corosensei.opt-level=3"]);
     // What cargo set for this test binary describes this package, not the crate being built.
     for (key, _) in std::env::vars_os() {
         let key = key.to_string_lossy();

@@ -355,6 +355,7 @@ impl Build {
                 archs: &plan.archs,
                 lowest: &plan.lowest,
                 dir: &plan.oxide_dir(),
+                cache: &spec.dir.join("ptxas"),
                 local_arrays: !spec.panic_messages,
             })
         })?;

@@ -1,5 +1,6 @@
 //! Validates PTX with `ptxas` for each requested architecture and collects per-kernel
-//! resource usage. Spills become warnings naming the kernel; rejections become errors.
+//! resource usage. Spills become warnings naming the kernel; rejections become errors. Results
+//! are cached per PTX text (see [`Cache`]).
 
 use crate::error::{command_line, Error, ErrorKind};
 use crate::manifest::{self, KernelInfo};
@@ -96,6 +97,8 @@ pub(crate) struct Input<'a> {
     pub lowest: &'a str,
     /// Where the cubins go (`<module>.<arch>.cubin`).
     pub dir: &'a Path,
+    /// Where ptxas's results are kept for the next build of the same PTX (see [`Cache`]).
+    pub cache: &'a Path,
     /// Whether a stack frame without spills means arrays in local memory (release builds,
     /// where panics format nothing on the stack).
     pub local_arrays: bool,
@@ -142,7 +145,15 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Checked, Error> {
     };
     for arch in input.archs {
         let cubin = input.dir.join(format!("{}.{arch}.cubin", input.module));
-        let report = validate(ptxas, &input.ptx.path, arch, input.module, &cubin)?;
+        let cache = Cache { dir: input.cache.join(arch), key: cache_key(ptxas, &input.ptx.text, arch) };
+        let report = match cache.get(&cubin) {
+            Some(report) => report,
+            None => {
+                let report = validate(ptxas, &input.ptx.path, arch, input.module, &cubin)?;
+                cache.put(&cubin, &report);
+                report
+            }
+        };
         checked.cubins.push((arch.clone(), cubin));
         checked.commands.push(report.command);
         for k in kernels.iter_mut() {
@@ -167,11 +178,78 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Checked, Error> {
 pub(crate) struct Report {
     pub resources: BTreeMap<String, KernelResources>,
     pub command: String,
+    /// ptxas's `-v` output, which `resources` is parsed from.
+    pub log: String,
+}
+
+/// ptxas's results for earlier PTX, kept beside the device crate: `cargo check` (clippy,
+/// rust-analyzer) and `cargo build` each run the build script, in build directories of their
+/// own, on the very same PTX, and ptxas is the slowest stage (80 s for a debug module that
+/// formats floats). An entry is a directory named after the hash of the PTX, the arch and the
+/// ptxas binary, holding the cubin and the `-v` log; it appears whole (a rename) or not at
+/// all, and only the newest few per arch are kept.
+struct Cache {
+    /// `<device crate>/ptxas/<arch>`.
+    dir: PathBuf,
+    key: String,
+}
+
+/// Entries kept per arch: enough for a debug and a release build of a crate and a few edits.
+const CACHE_ENTRIES: usize = 4;
+
+/// ptxas's flags besides the input and output files.
+fn flags(arch: &str) -> [String; 2] {
+    [format!("-arch={arch}"), "-v".to_string()]
+}
+
+fn cache_key(ptxas: &Path, ptx: &str, arch: &str) -> String {
+    let binary = std::fs::metadata(ptxas).map(|m| (m.len(), m.modified().ok())).ok();
+    let salt = format!("oxide ptxas cache 1\0{:?}\0{}\0{binary:?}\0", flags(arch), ptxas.display());
+    manifest::content_hash(&[salt.as_bytes(), ptx.as_bytes()].concat())
+}
+
+impl Cache {
+    /// The cached result, with its cubin copied to `cubin`; `None` on any miss or error.
+    fn get(&self, cubin: &Path) -> Option<Report> {
+        let entry = self.dir.join(&self.key);
+        let log = std::fs::read_to_string(entry.join("log")).ok()?;
+        let command = std::fs::read_to_string(entry.join("command")).ok()?;
+        std::fs::copy(entry.join("cubin"), cubin).ok()?;
+        Some(Report { resources: parse_verbose(&log), command: format!("{command}  # cached"), log })
+    }
+
+    /// Records a result; failing to is harmless (the next build runs ptxas again).
+    fn put(&self, cubin: &Path, report: &Report) {
+        let tmp = self.dir.join(format!("{}.tmp{}", self.key, std::process::id()));
+        let written = std::fs::create_dir_all(&tmp).is_ok()
+            && std::fs::copy(cubin, tmp.join("cubin")).is_ok()
+            && std::fs::write(tmp.join("command"), &report.command).is_ok()
+            && std::fs::write(tmp.join("log"), &report.log).is_ok()
+            && std::fs::rename(&tmp, self.dir.join(&self.key)).is_ok();
+        if !written {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        self.prune();
+    }
+
+    /// Removes all but the newest [`CACHE_ENTRIES`] entries.
+    fn prune(&self) {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else { return };
+        let mut entries: Vec<(std::time::SystemTime, PathBuf)> = dir
+            .flatten()
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .filter(|(_, p)| !p.extension().is_some_and(|x| x.to_string_lossy().starts_with("tmp")))
+            .collect();
+        entries.sort_by_key(|e| std::cmp::Reverse(e.0));
+        for (_, old) in entries.into_iter().skip(CACHE_ENTRIES) {
+            let _ = std::fs::remove_dir_all(old);
+        }
+    }
 }
 
 pub(crate) fn validate(ptxas: &Path, ptx: &Path, arch: &str, module: &str, cubin: &Path) -> Result<Report, Error> {
     let mut cmd = Command::new(ptxas);
-    cmd.arg(format!("-arch={arch}")).arg("-v").arg(ptx).arg("-o").arg(cubin);
+    cmd.args(flags(arch)).arg(ptx).arg("-o").arg(cubin);
     let command = command_line(&cmd);
     let out = cmd
         .output()
@@ -186,7 +264,7 @@ pub(crate) fn validate(ptxas: &Path, ptx: &Path, arch: &str, module: &str, cubin
             ),
         ));
     }
-    Ok(Report { resources: parse_verbose(&stderr), command })
+    Ok(Report { resources: parse_verbose(&stderr), command, log: stderr.into_owned() })
 }
 
 /// Parses `ptxas -v` output:
@@ -237,6 +315,41 @@ pub(crate) fn parse_verbose(text: &str) -> BTreeMap<String, KernelResources> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    #[test]
+    fn the_cache_returns_what_ptxas_reported_and_keeps_the_newest_entries() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let log = "ptxas info    : Compiling entry function 'k' for 'sm_90'\n\
+                   ptxas info    : Function properties for k\n    \
+                   0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+                   ptxas info    : Used 10 registers, 380 bytes cmem[0]\n";
+        let report = Report { resources: parse_verbose(log), command: "ptxas k.ptx".into(), log: log.into() };
+        let built = dir.path().join("built.cubin");
+        std::fs::write(&built, b"cubin 0")?;
+        let ptxas = dir.path().join("ptxas");
+        let cache = |ptx: &str| Cache { dir: dir.path().join("cache/sm_90"), key: cache_key(&ptxas, ptx, "sm_90") };
+        assert!(cache("ptx 0").get(&built).is_none());
+        cache("ptx 0").put(&built, &report);
+
+        let copy = dir.path().join("copy.cubin");
+        let hit = cache("ptx 0").get(&copy).ok_or("no cache hit")?;
+        assert_eq!(hit.resources, report.resources);
+        assert_eq!(hit.command, "ptxas k.ptx  # cached");
+        assert_eq!(std::fs::read(&copy)?, b"cubin 0");
+        assert!(cache("ptx 1").get(&copy).is_none(), "another PTX is another entry");
+        assert_ne!(cache_key(&ptxas, "ptx 0", "sm_90"), cache_key(&ptxas, "ptx 0", "sm_80"));
+
+        for i in 1..=CACHE_ENTRIES {
+            std::thread::sleep(std::time::Duration::from_millis(20)); // distinct modification times
+            cache(&format!("ptx {i}")).put(&built, &report);
+        }
+        assert!(cache("ptx 0").get(&copy).is_none(), "the oldest entry is pruned");
+        assert!(cache(&format!("ptx {CACHE_ENTRIES}")).get(&copy).is_some());
+        assert_eq!(std::fs::read_dir(dir.path().join("cache/sm_90"))?.count(), CACHE_ENTRIES);
+        Ok(())
+    }
 
     #[test]
     fn parses_registers_spills_and_shared() {

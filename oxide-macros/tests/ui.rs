@@ -13,6 +13,9 @@ fn ui() {
     std::env::set_var("OXIDE_PTX", format!("{fixtures}/kernels.ptx"));
     std::env::set_var("OXIDE_CUBINS", format!("{fixtures}/kernels.cubins.rs"));
     std::env::set_var("OXIDE_MANIFEST", format!("{fixtures}/kernels.manifest.json"));
+    // trybuild's crate has its own target dir and no profile of ours: the workspace's line
+    // tables, for less to build (the dependencies are compiled anew there).
+    std::env::set_var("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
     let t = trybuild::TestCases::new();
     t.pass("tests/pass/*.rs");
     t.compile_fail("tests/ui/*.rs");
