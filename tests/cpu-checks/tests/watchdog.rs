@@ -17,15 +17,15 @@ fn a_spin_wait_is_stopped_and_named() {
     match r {
         Err(Error::CpuCheck { kernel: "spin_wait", check: CpuCheck::Watchdog, report }) => {
             assert!(report.starts_with("in block (0,0,0), thread (0,0,0) (warp 0, lane 0) ran for 500 ms"), "{report}");
-            // The signal may land in the kernel or in a function it calls (`spin_loop`'s pause),
-            // and inlined frames carry short names: the kernel is named, innermost or as a caller.
-            assert!(report.contains("spinning at ") && report.contains("spin_wait"), "{report}");
+            // Where it spins: the signal may land in the kernel or in what it calls (`spin_loop`'s
+            // pause), and inlined frames carry short names, so only the lines are checked below.
+            assert!(report.contains(", spinning at "), "{report}");
             // A line of the kernel (the debug info of the loop's instructions is not always the
             // loop's own line), or none for an instruction without one.
             let source = include_str!("../src/kernels.rs");
             let first = source.lines().position(|l| l.contains("pub fn spin_wait")).map_or(0, |i| i + 1);
             let at = |l: usize| report.contains(&format!("src/kernels.rs:{l}:"));
-            let no_line = report.contains("spin_wait (no line");
+            let no_line = report.contains("(no line for this instruction)");
             assert!((first..first + 14).any(at) || no_line, "spin_wait starts at line {first}: {report}");
         }
         other => panic!("expected the watchdog to stop `spin_wait`, got {other:?}"),

@@ -916,12 +916,13 @@ fn a_thread_spinning_forever_is_stopped_by_the_watchdog() {
     let report = expect_check(r, Watchdog);
     assert!(start.elapsed() < Duration::from_secs(20), "stopped after {:?}", start.elapsed());
     assert!(report.starts_with("in block (0,0,0), thread (0,0,0) (warp 0, lane 0) ran for 300 ms"), "{report}");
-    let at = "a_thread_spinning_forever_is_stopped_by_the_watchdog::{{closure}}";
-    assert!(report.contains(&format!(", spinning at oxide_rt::host::cpu::tests::{at}")), "{report}");
+    // Where it spins: the signal may land in the kernel or in what it calls (`spin_loop`'s
+    // pause), and inlined frames carry short names, so only the lines are checked below.
+    assert!(report.contains(", spinning at "), "{report}");
     // A line of the kernel, wherever the signal found it (the debug info of a loop's
     // instructions is not always the loop's own line), or none for an instruction without one.
     let at = |l: u32| report.contains(&format!("src/host/cpu/tests.rs:{l}:"));
-    assert!((line - 1..line + 7).any(at) || report.contains("{{closure}} (no line"), "{report}");
+    assert!((line - 1..line + 7).any(at) || report.contains("(no line for this instruction)"), "{report}");
     // A plain-loop kernel spinning on a flag nobody sets.
     let r = super::launch(&plain(), LaunchConfig::new(3, 32), settings, || {
         if dev::block_idx().x == 1 && tid() == 3 {
