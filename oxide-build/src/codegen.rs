@@ -208,10 +208,12 @@ fn after_opt(optimized: &Path, input: &Input<'_>) -> Result<PathBuf, Error> {
     }
     let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| Error::io(format!("reading {}", p.display()), e));
     let (text, moved) = crate::ir::after_opt(&read(optimized)?);
+    let path = input.work_dir.join("speculated.ll");
     if moved == 0 {
+        // A file from an earlier build would only mislead whoever reads the work folder.
+        let _ = std::fs::remove_file(&path);
         return Ok(optimized.to_path_buf());
     }
-    let path = input.work_dir.join("speculated.ll");
     std::fs::write(&path, text).map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
     Ok(path)
 }
