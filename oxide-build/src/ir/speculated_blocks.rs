@@ -146,14 +146,12 @@ fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> 
     let mut inserts: Vec<(usize, Vec<String>)> = Vec::new();
     for (n, s) in sites.iter().enumerate() {
         let id = first_id + n;
-        let pick = |taken: &str, skipped: &str| {
-            if s.on_true {
-                format!("{taken}, {skipped}")
-            } else {
-                format!("{skipped}, {taken}")
-            }
-        };
+        // `taken`: true exactly when the branch would have gone to L.
+        let taken = if s.on_true { s.cond.clone() } else { format!("%__oxide_spec{id}_taken") };
         let mut lines = Vec::new();
+        if !s.on_true {
+            lines.push(format!("  {taken} = xor i1 {}, true", s.cond));
+        }
         for (k, &i) in s.moved.iter().enumerate() {
             let text = body[i].text.trim();
             match load_parts(text) {
@@ -161,33 +159,40 @@ fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> 
                     // `find_site` checked the root exists.
                     let root = input_root(&body, &ptr, inputs).unwrap_or_default();
                     let a = format!("%__oxide_spec{id}_address{k}");
-                    lines.push(format!(
-                        "  {a} = select i1 {}, {}",
-                        s.cond,
-                        pick(&format!("ptr {ptr}"), &format!("ptr {root}"))
-                    ));
+                    // An address already chosen by a guard (`guarded_loads.rs`): one select on
+                    // both conditions rather than a select of a select.
+                    match clamped_address(&body, &ptr, &root) {
+                        Some((guard, inner)) => {
+                            lines.push(format!("  {a}.if = and i1 {taken}, {guard}"));
+                            lines.push(format!("  {a} = select i1 {a}.if, ptr {inner}, ptr {root}"));
+                        }
+                        None => lines.push(format!("  {a} = select i1 {taken}, ptr {ptr}, ptr {root}")),
+                    }
                     lines.push(format!("  {value} = load {ty}, ptr {a}{tail}"));
                 }
                 None => lines.push(format!("  {text}")),
             }
         }
-        // Every phi of M: the value L would have brought when the branch is taken, else G's.
+        // Every phi of M: the value L would have brought when the branch is taken, else G's —
+        // or L's alone when nothing can see the phi on the other path (its uses all wait for
+        // the same branch taken), so G's value need not stay live across M.
         let m = blocks.iter().find(|b| b.label == s.m_label);
         for (k, &i) in m.map(|m| m.insts.as_slice()).unwrap_or_default().iter().enumerate() {
             let phi = body[i].text.trim().to_string();
-            let Some((_, rest)) = phi.split_once(" = phi ") else { break };
+            let Some((name, rest)) = phi.split_once(" = phi ") else { break };
             let (Some(from_l), Some(from_g)) = (incoming(&phi, &s.l_label), incoming(&phi, &s.g_label)) else {
                 continue;
             };
-            let ty = rest.split_once('[').map(|(t, _)| t.trim()).unwrap_or_default();
-            let sel = format!("%__oxide_spec{id}_phi{k}");
-            lines.push(format!(
-                "  {sel} = select i1 {}, {}",
-                s.cond,
-                pick(&format!("{ty} {from_l}"), &format!("{ty} {from_g}"))
-            ));
-            let text = replace_incoming(&body[i].text, &s.l_label, &sel);
-            body[i].text = replace_incoming(&text, &s.g_label, &sel);
+            let value = if unseen_unless_taken(&body, &blocks, name, &from_g, s) {
+                from_l
+            } else {
+                let ty = rest.split_once('[').map(|(t, _)| t.trim()).unwrap_or_default();
+                let sel = format!("%__oxide_spec{id}_phi{k}");
+                lines.push(format!("  {sel} = select i1 {taken}, {ty} {from_l}, {ty} {from_g}"));
+                sel
+            };
+            let text = replace_incoming(&body[i].text, &s.l_label, &value);
+            body[i].text = replace_incoming(&text, &s.g_label, &value);
         }
         inserts.push((s.guard_term, lines));
         for &i in &s.moved {
@@ -251,6 +256,72 @@ fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> O
         g_label: g_label.clone(),
         m_label,
     })
+}
+
+/// `ptr` is `select i1 %guard, ptr %inner, ptr %root`: the guard and the address it keeps.
+fn clamped_address(body: &[Line], ptr: &str, root: &str) -> Option<(String, String)> {
+    let head = format!("{ptr} = select i1 ");
+    let def = body.iter().find_map(|l| l.text.trim().strip_prefix(head.as_str()))?;
+    let parts = split_top(def);
+    let [guard, inner, other] = &parts[..] else { return None };
+    (other.trim() == format!("ptr {root}"))
+        .then(|| Some((guard.trim().to_string(), inner.trim().strip_prefix("ptr ")?.to_string())))?
+}
+
+/// Whether the value of phi `name` only matters where the branch was taken: every use is in a
+/// block reached only through the taken side of a branch on the same condition, or is a loop
+/// header's phi of `undef` and `name` whose one use is `from_g` (the value G brings, which then
+/// goes unused).
+fn unseen_unless_taken(body: &[Line], blocks: &[Block], name: &str, from_g: &str, s: &Site) -> bool {
+    let block_of = |i: usize| blocks.iter().find(|b| b.insts.contains(&i));
+    let mut uses = body.iter().enumerate().filter(|(_, l)| uses_value(&l.text, name)).peekable();
+    if uses.peek().is_none() {
+        return false;
+    }
+    uses.all(|(i, line)| {
+        let text = line.text.trim();
+        if text.starts_with(&format!("{name} = ")) {
+            return true; // the phi itself
+        }
+        if text.starts_with(&format!("{from_g} = phi ")) {
+            return header_cycle(body, text, name, from_g);
+        }
+        !text.contains(" = phi ") && block_of(i).is_some_and(|b| reached_only_taken(body, blocks, b, s))
+    })
+}
+
+/// `%h = phi T [undef, ..], [name, ..]` whose only other use is as `name`'s incoming value.
+fn header_cycle(body: &[Line], phi: &str, name: &str, h: &str) -> bool {
+    let Some((_, rest)) = phi.split_once(" = phi ") else { return false };
+    let all_ok = rest.split('[').skip(1).all(|g| {
+        let v = g.split(',').next().unwrap_or("").trim();
+        v == name || v == "undef" || v == "poison"
+    });
+    let h_uses =
+        body.iter().filter(|l| uses_value(&l.text, h) && !l.text.trim().starts_with(&format!("{h} = "))).count();
+    all_ok && h_uses == 1
+}
+
+/// Whether block `b` is only reached through the taken side of a branch on `s.cond` (walking up
+/// single predecessors).
+fn reached_only_taken(body: &[Line], blocks: &[Block], b: &Block, s: &Site) -> bool {
+    let mut cur = b;
+    for _ in 0..64 {
+        let [pred] = &cur.preds[..] else { return false };
+        let Some(p) = blocks.iter().find(|x| &x.label == pred) else { return false };
+        let Some(&term) = p.insts.last() else { return false };
+        if let Some(br) = body[term].text.trim().strip_prefix("br i1 ") {
+            let parts = split_top(br);
+            if let [c, t, f] = &parts[..] {
+                let target = if s.on_true { t } else { f };
+                if c.trim() == s.cond && target.trim().strip_prefix("label ") == Some(cur.label.as_str()) {
+                    return true;
+                }
+            }
+        }
+        cur = p;
+    }
+    false
 }
 
 /// How many of `m`'s instructions run before the first that uses a phi taking a value from
@@ -330,7 +401,7 @@ done:                                             ; preds = %tail
 
     /// [`PREFETCH_TEMPLATE`] with `n` independent instructions before `%r`'s first use.
     fn prefetch_with(n: usize) -> String {
-        let work: Vec<String> = (0..n).map(|k| format!("  %w{k} = fadd float %old, 1.000000e+00")).collect();
+        let work: Vec<String> = (0..n).map(|k| format!("  %w{k} = add i64 %off, {k}")).collect();
         PREFETCH_TEMPLATE.replace("WORK", &work.join("\n"))
     }
 
@@ -361,6 +432,51 @@ done:                                             ; preds = %tail
         assert!(out.contains(&expect), "{out}");
     }
 
+    /// The prefetch as sgemm has it: the value is stored only when the branch is taken again
+    /// (`if let Some(next)`), and the loop carries it through an `undef` header phi.
+    fn prefetch_stored_later() -> String {
+        prefetch_with(MIN_OVERLAP)
+            .replace(
+                "  %old = phi float [ 0.000000e+00, %start ], [ %r, %tail ]",
+                "  %old = phi float [ undef, %start ], [ %r, %tail ]",
+            )
+            .replace(
+                "  %2 = fmul float %r, 2.000000e+00\n  store float %2, ptr %__oxide_out_y, align 4\n  br i1 %more, label %head, label %done",
+                "  br i1 %more, label %keep, label %done\n\nkeep:                                             ; preds = %tail\n  %2 = fmul float %r, 2.000000e+00\n  store float %2, ptr %__oxide_out_y, align 4\n  br label %head",
+            )
+            .replace("head:                                             ; preds = %start, %tail", "head:                                             ; preds = %start, %keep")
+            .replace("[ %r, %tail ]", "[ %r, %keep ]")
+    }
+
+    #[test]
+    fn a_value_seen_only_where_the_branch_is_taken_needs_no_select() {
+        let ir = prefetch_stored_later();
+        let (out, n) = speculate(&ir);
+        assert_eq!(n, 1, "{out}");
+        assert!(!out.contains("%__oxide_spec0_phi0"), "{out}");
+        assert!(out.contains("  %r = phi float [ %sum, %fetch ], [ %sum, %head ]"), "{out}");
+        // Seen in M itself (on both paths): the select stays.
+        let seen = ir
+            .replace("  br i1 %more, label %keep", "  %seen = fadd float %r, 1.000000e+00\n  br i1 %more, label %keep");
+        let (out, _) = speculate(&seen);
+        assert!(out.contains("%__oxide_spec0_phi0 = select i1 %more, float %sum, float %old"), "{out}");
+    }
+
+    #[test]
+    fn an_address_a_guard_chose_is_chosen_once_on_both_conditions() {
+        let ir = prefetch_with(MIN_OVERLAP).replace(
+            "  %0 = load float, ptr %q,",
+            "  %ok = icmp ult i64 %row, %__oxide_in_a_len\n  %g = select i1 %ok, ptr %q, ptr %__oxide_in_a\n  %0 = load float, ptr %g,",
+        );
+        let (out, n) = speculate(&ir);
+        assert_eq!(n, 1, "{out}");
+        assert!(out.contains("  %__oxide_spec0_address4.if = and i1 %more, %ok"), "{out}");
+        assert!(
+            out.contains("  %__oxide_spec0_address4 = select i1 %__oxide_spec0_address4.if, ptr %q, ptr %__oxide_in_a"),
+            "{out}"
+        );
+    }
+
     #[test]
     fn values_needed_at_once_stay_under_the_branch() {
         assert_eq!(speculate(&prefetch_with(MIN_OVERLAP - 1)).1, 0);
@@ -374,8 +490,12 @@ done:                                             ; preds = %tail
             .replace("br i1 %more, label %fetch, label %tail", "br i1 %more, label %tail, label %fetch");
         let (out, n) = speculate(&ir);
         assert_eq!(n, 1, "{out}");
-        assert!(out.contains("%__oxide_spec0_address2 = select i1 %more, ptr %__oxide_in_a, ptr %q"), "{out}");
-        assert!(out.contains("%__oxide_spec0_phi0 = select i1 %more, float %old, float %sum"), "{out}");
+        assert!(out.contains("%__oxide_spec0_taken = xor i1 %more, true"), "{out}");
+        assert!(
+            out.contains("%__oxide_spec0_address2 = select i1 %__oxide_spec0_taken, ptr %q, ptr %__oxide_in_a"),
+            "{out}"
+        );
+        assert!(out.contains("%__oxide_spec0_phi0 = select i1 %__oxide_spec0_taken, float %sum, float %old"), "{out}");
     }
 
     #[test]
