@@ -314,7 +314,12 @@ fn reached_only_taken(body: &[Line], blocks: &[Block], b: &Block, s: &Site) -> b
             let parts = split_top(br);
             if let [c, t, f] = &parts[..] {
                 let target = if s.on_true { t } else { f };
-                if c.trim() == s.cond && target.trim().strip_prefix("label ") == Some(cur.label.as_str()) {
+                // Not G's own branch: L (below it) runs before M sets the phi, and would see the
+                // phi's value from an earlier pass, whose branch may have gone the other way.
+                if c.trim() == s.cond
+                    && p.label != s.g_label
+                    && target.trim().strip_prefix("label ") == Some(cur.label.as_str())
+                {
                     return true;
                 }
             }
