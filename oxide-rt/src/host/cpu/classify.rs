@@ -189,7 +189,7 @@ fn parse(ptx: &str) -> Parsed {
             } else if let Some(var) = declaration.then(|| variable(stmt, ".shared")).flatten() {
                 f.shared.push(var);
             } else if !declaration && !stmt.is_empty() {
-                scan_instruction(stmt, f, &mut mentioned);
+                scan_instruction(stmt, f);
             }
         }
         match ch {
@@ -207,6 +207,14 @@ fn parse(ptx: &str) -> Parsed {
     }
     if let Some((name, f)) = current.take() {
         functions.insert(name, f); // a body left open at the end of the text
+    }
+    // What instructions name counts as mentioned too (gathered once here rather than per word).
+    for f in functions.values() {
+        for word in &f.uses {
+            if !mentioned.contains(word) {
+                mentioned.insert(word.clone());
+            }
+        }
     }
     Parsed { functions, entries, mentioned, shared }
 }
@@ -312,7 +320,7 @@ fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%' | '.')
 }
 
-fn scan_instruction(stmt: &str, f: &mut Function, mentioned: &mut HashSet<String>) {
+fn scan_instruction(stmt: &str, f: &mut Function) {
     let mut s = stmt;
     // Labels (`$L__BB0_3:`) and guard predicates (`@%p1`, `@!%p1`).
     while let Some(colon) = s.find(':') {
@@ -344,7 +352,6 @@ fn scan_instruction(stmt: &str, f: &mut Function, mentioned: &mut HashSet<String
         }
     } else {
         let operands = &s[opcode.len()..];
-        mention(operands, mentioned);
         for word in symbols(operands) {
             if !f.uses.contains(word) {
                 f.uses.insert(word.to_string());
