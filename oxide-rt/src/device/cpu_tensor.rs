@@ -11,8 +11,9 @@
 //! **cp.async.** A copy's source is read at issue (the source is a read-only kernel input, so
 //! reading it later would give the same bytes) and written to shared memory at the
 //! `cp_async_wait` that completes its group — what a thread reading its destination earlier
-//! sees on the GPU is undefined, here it is the old value. The race check sees the write at
-//! the wait, attributed to the `cp_async` call.
+//! sees on the GPU is undefined, here it is the old value. The race check sees the write both
+//! at the issue and at the wait (the GPU may write any time in between), attributed to the
+//! `cp_async` call. A copy with nothing to read stores its zeros at once.
 
 use super::cpu::{collective, shared_access, with_block, Op, Site, WarpOp};
 use super::racecheck::Access;
@@ -134,6 +135,9 @@ pub(crate) unsafe fn cp_async(dst: *mut u8, src: *const u8, bytes: usize, src_by
     // SAFETY: the caller guarantees `src_bytes` readable bytes at `src`, and `src_bytes <= 16`.
     unsafe { std::ptr::copy_nonoverlapping(src, data.as_mut_ptr(), src_bytes) };
     let copy = Copy { dst, data, bytes, site: Location::caller() };
+    // The GPU may write the destination any time from now to the wait: the race check sees a
+    // write here and another at the wait.
+    shared_access(dst, bytes, Access::Write, copy.site);
     with_block(|mem, thread| {
         let mut state = mem.tensor.borrow_mut();
         let thread = thread as usize;
@@ -142,6 +146,17 @@ pub(crate) unsafe fn cp_async(dst: *mut u8, src: *const u8, bytes: usize, src_by
         }
         state.threads[thread].open.push(copy);
     });
+}
+
+/// Stores `bytes` zeros at `dst` at once (a copy with nothing to read).
+///
+/// # Safety
+/// `dst..dst + bytes` is in the running block's shared memory.
+#[track_caller]
+pub(crate) unsafe fn cp_async_zero(dst: *mut u8, bytes: usize) {
+    shared_access(dst, bytes, Access::Write, Location::caller());
+    // SAFETY: guaranteed by the caller.
+    unsafe { std::ptr::write_bytes(dst, 0, bytes) }
 }
 
 pub(crate) fn cp_async_commit() {

@@ -64,5 +64,6 @@ pub use slice::{
     DisjointSlice, DisjointSlice2d, DisjointSlice3d, DisjointStrided, DisjointTiles, DisjointXorPairs,
 };
 pub use sync::{sync_threads, sync_threads_and, sync_threads_count, sync_threads_or, sync_warp};
+pub use tensor::DisjointMmaTiles;
 pub use thread::{ThreadIndex, WARP_SIZE};
 pub use warp::FULL_MASK;

@@ -136,6 +136,16 @@ pub unsafe fn cp_async(dst: *mut u8, src: *const u8, bytes: usize, src_bytes: us
     }
 }
 
+/// The zeros of a copy with nothing to read: plain stores of `bytes` zero bytes at `dst`.
+///
+/// # Safety
+/// `dst..dst + bytes` is in-bounds shared memory.
+#[inline(always)]
+pub unsafe fn cp_async_zero(dst: *mut u8, bytes: usize) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { core::ptr::write_bytes(dst, 0, bytes) }
+}
+
 #[cold]
 #[inline(never)]
 #[track_caller]

@@ -575,15 +575,17 @@ pub fn cp_async<T: SharedElem, const N: usize>(dst: SharedSlice<T>, dst_index: u
     };
     let (d, _) = dst.range_ptr(dst_index, N);
     let valid = src.len().saturating_sub(src_index).min(N);
-    // With nothing to read, the instruction still takes an aligned global address: the start
-    // of `src`, rounded down.
-    let s = match valid {
-        0 => src.as_ptr().wrapping_byte_sub(src.as_ptr() as usize % bytes),
-        _ => src.as_ptr().wrapping_add(src_index),
-    };
     if (d as usize) % bytes != 0 {
         misaligned("cp_async destination", bytes);
     }
+    if valid == 0 {
+        // Nothing to read (a row past the matrix, often an empty `&[]`, which is no global
+        // address): the zeros are stored at once, which an asynchronous copy may also do.
+        // SAFETY: `d..d + bytes` is in bounds of the live shared view (checked above).
+        unsafe { imp::cp_async_zero(d as *mut u8, bytes) };
+        return;
+    }
+    let s = src.as_ptr().wrapping_add(src_index);
     if (s as usize) % bytes != 0 {
         misaligned("cp_async source", bytes);
     }
@@ -610,4 +612,125 @@ pub fn cp_async_wait<const N: u32>() {
 #[track_caller]
 fn misaligned(what: &str, align: usize) -> ! {
     panic!("{what} address is not {align}-byte aligned")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output of MMA accumulators
+
+/// The accumulators of a warp-tiled MMA kernel, written where they belong: a row-major matrix
+/// with `cols` columns (the host passes `oxide_rt::Slice2d::new(&mut buf, cols)`), tiled as a
+/// tensor-core GEMM tiles its C.
+///
+/// * The block at `(bx, by)` owns the `BM x BN` tile whose top-left element is row `by * BM`,
+///   column `bx * BN`.
+/// * Warp `w` of the block ([`warp_id`](super::thread::warp_id)) owns, when
+///   `w < (BM / WM) * (BN / WN)`, the `WM x WN` sub-tile at row `(w / (BN / WN)) * WM`, column
+///   `(w % (BN / WN)) * WN` of the block's tile.
+/// * Lane `l` owns, in each 16 x 8 piece `(mi, ni)` of its warp's sub-tile (`mi < WM / 16`,
+///   `ni < WN / 8`), the four elements of an accumulator fragment: element `i` at
+///   [`FragC::coord`]`(l, i)` of the piece. So `get_mut(mi, ni, i)` is where `acc[mi][ni].elems[i]`
+///   goes.
+///
+/// Why no two threads meet: `BM`, `BN`, `WM` and `WN` are in the type and `cols` comes from the
+/// host, so all threads agree on the tiling; tiles of distinct blocks are disjoint, as are the
+/// sub-tiles of distinct warps and the 16 x 8 pieces of one sub-tile; inside a piece, `coord` is
+/// a bijection from (lane, element) to the piece's 128 positions; and a launch with more than
+/// one block along z owns nothing.
+pub struct DisjointMmaTiles<'a, T, const BM: usize, const BN: usize, const WM: usize, const WN: usize> {
+    ptr: core::ptr::NonNull<T>,
+    len: usize,
+    /// At most `u32::MAX` (the launchers refuse more).
+    cols: u32,
+    /// `len / cols`, from the launcher.
+    rows: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<T, const BM: usize, const BN: usize, const WM: usize, const WN: usize> DisjointMmaTiles<'_, T, BM, BN, WM, WN> {
+    const SHAPE_OK: () = assert!(
+        WM > 0 && WN > 0 && WM % 16 == 0 && WN % 8 == 0 && BM % WM == 0 && BN % WN == 0 && BM <= 1 << 16 && BN <= 1 << 16,
+        "DisjointMmaTiles<T, BM, BN, WM, WN>: WM must be a multiple of 16, WN of 8, and they must divide BM and BN (at most 65536)"
+    );
+
+    /// Elements in the whole buffer.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Columns of the matrix, as the host passed them.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols as usize
+    }
+
+    /// Whole rows in the buffer (`len / cols`).
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Row and column of this block's tile's top-left element (`by * BM`, `bx * BN`).
+    #[inline(always)]
+    pub fn origin(&self) -> (usize, usize) {
+        let () = Self::SHAPE_OK;
+        let b = super::thread::block_idx();
+        (b.y as usize * BM, b.x as usize * BN)
+    }
+
+    /// Row and column of this warp's sub-tile's top-left element in the matrix, or `None` for
+    /// a warp that owns none.
+    #[inline(always)]
+    pub fn warp_origin(&self) -> Option<(usize, usize)> {
+        let () = Self::SHAPE_OK;
+        if super::thread::grid_dim().z != 1 {
+            return None;
+        }
+        let w = super::thread::warp_id() as usize;
+        if w >= (BM / WM) * (BN / WN) {
+            return None;
+        }
+        let (r, c) = self.origin();
+        Some((r + w / (BN / WN) * WM, c + w % (BN / WN) * WN))
+    }
+
+    /// Matrix row and column of element `i` of piece `(mi, ni)` of this lane, or `None` when it
+    /// has none: past the sub-tile, past the matrix, or a warp or launch that owns nothing.
+    #[inline(always)]
+    pub fn position(&self, mi: usize, ni: usize, i: usize) -> Option<(usize, usize)> {
+        if mi >= WM / 16 || ni >= WN / 8 || i >= 4 {
+            return None;
+        }
+        let (r0, c0) = self.warp_origin()?;
+        let (r, c) = FragC::<f32, M16N8K16>::coord(super::thread::lane_id(), i);
+        let (row, col) = (r0 + mi * 16 + r, c0 + ni * 8 + c);
+        (row < self.rows && col < self.cols()).then_some((row, col))
+    }
+
+    /// This lane's element `i` of piece `(mi, ni)` (see [`position`](Self::position)).
+    #[inline(always)]
+    pub fn get_mut(&mut self, mi: usize, ni: usize, i: usize) -> Option<&mut T> {
+        let (row, col) = self.position(mi, ni, i)?;
+        // SAFETY: `row < rows = len / cols` and `col < cols` (checked by `position`), so `row * cols + col < len`; owned by this thread only (see the type's docs); `&mut self` stops this thread from taking it twice.
+        Some(unsafe { &mut *self.ptr.as_ptr().add(row * self.cols() + col) })
+    }
+}
+
+impl<T, const BM: usize, const BN: usize, const WM: usize, const WN: usize> super::slice::OutputSlice
+    for DisjointMmaTiles<'_, T, BM, BN, WM, WN>
+{
+    type Elem = T;
+    #[inline(always)]
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+        // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3.
+        let ptr = unsafe { core::ptr::NonNull::new_unchecked(ptr) };
+        // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (contract 4).
+        DisjointMmaTiles { ptr, len, cols: shape[0] as u32, rows: shape[1], _borrow: PhantomData }
+    }
 }
