@@ -41,7 +41,13 @@ pub fn bf16_gemm(a: Matrix<Bf16>, b: Matrix<Bf16>, mut c: DisjointMmaTiles<Bf16,
     let (m, n, k) = (a.rows(), b.cols(), a.cols());
     let smem = dynamic_shared::<Bf16>();
     // Uniform over the launch: no thread reaches a barrier.
-    if b.rows() != k || c.rows() != m || c.cols() != n || k % 8 != 0 || n % 8 != 0 || smem.len() * 2 < SHARED_BYTES {
+    if b.rows() != k
+        || c.rows() != m
+        || c.cols() != n
+        || !k.is_multiple_of(8)
+        || !n.is_multiple_of(8)
+        || smem.len() * 2 < SHARED_BYTES
+    {
         return;
     }
     let (sa, sb) = smem.split_at(STAGES * A_STAGE);

@@ -55,7 +55,7 @@ pub fn config(m: usize, n: usize) -> LaunchConfig {
 
 fn check(p: &Problem) -> Result<(), oxide_rt::Error> {
     let bad = |reason: String| Err(oxide_rt::Error::InvalidLaunch { kernel: "bf16_gemm", reason });
-    if p.k % 8 != 0 || p.n % 8 != 0 {
+    if !p.k.is_multiple_of(8) || !p.n.is_multiple_of(8) {
         return bad(format!(
             "k = {} and n = {} must be multiples of 8 (16-byte rows for cp.async); pad them",
             p.k, p.n

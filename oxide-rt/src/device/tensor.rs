@@ -38,6 +38,52 @@
 //! Elements are packed into 32-bit registers from the low bits up (two 16-bit or four 8-bit
 //! elements per register), as the PTX ISA says.
 //!
+//! Operands that fit one instruction compile:
+//! ```
+//! use oxide_rt::device::tensor::*;
+//! use oxide_rt::{Bf16, Tf32};
+//! fn bf16(a: FragA<Bf16, M16N8K16>, b: FragB<Bf16, M16N8K16>, c: FragC<f32, M16N8K16>) -> FragC<f32, M16N8K16> {
+//!     mma_sync(a, b, c)
+//! }
+//! fn tf32(a: FragA<Tf32, M16N8K8>, b: FragB<Tf32, M16N8K8>, c: FragC<f32, M16N8K8>) -> FragC<f32, M16N8K8> {
+//!     mma_sync(a, b, c)
+//! }
+//! fn s8(a: FragA<i8, M16N8K32>, b: FragB<i8, M16N8K32>, c: FragC<i32, M16N8K32>) -> FragC<i32, M16N8K32> {
+//!     mma_sync(a, b, c)
+//! }
+//! ```
+//! Mixed element types do not:
+//! ```compile_fail
+//! use oxide_rt::device::tensor::*;
+//! use oxide_rt::{Bf16, F16};
+//! fn mixed(a: FragA<Bf16, M16N8K16>, b: FragB<F16, M16N8K16>, c: FragC<f32, M16N8K16>) -> FragC<f32, M16N8K16> {
+//!     mma_sync(a, b, c)
+//! }
+//! ```
+//! Nor a shape the element type has no instruction for:
+//! ```compile_fail
+//! use oxide_rt::device::tensor::*;
+//! use oxide_rt::Bf16;
+//! fn shape(a: FragA<Bf16, M16N8K8>, b: FragB<Bf16, M16N8K8>, c: FragC<f32, M16N8K8>) -> FragC<f32, M16N8K8> {
+//!     mma_sync(a, b, c)
+//! }
+//! ```
+//! Nor the wrong accumulator type, or fragments of different shapes:
+//! ```compile_fail
+//! use oxide_rt::device::tensor::*;
+//! use oxide_rt::Bf16;
+//! fn acc(a: FragA<Bf16, M16N8K16>, b: FragB<Bf16, M16N8K16>, c: FragC<i32, M16N8K16>) -> FragC<i32, M16N8K16> {
+//!     mma_sync(a, b, c)
+//! }
+//! ```
+//! ```compile_fail
+//! use oxide_rt::device::tensor::*;
+//! use oxide_rt::Bf16;
+//! fn shapes(a: FragA<Bf16, M16N8K16>, b: FragB<Bf16, M16N8K16>, c: FragC<f32, M16N8K8>) -> FragC<f32, M16N8K8> {
+//!     mma_sync(a, b, c)
+//! }
+//! ```
+//!
 //! # The rules
 //! [`mma_sync`] and the `ldmatrix` functions are warp collectives: all 32 lanes of the warp
 //! must call the same one (CUDA's `.sync.aligned`); a warp with exited or missing lanes
