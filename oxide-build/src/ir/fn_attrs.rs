@@ -46,7 +46,7 @@ pub(super) fn convergent_asm(lines: &mut [Line]) {
             continue;
         };
         if let Some(end) = asm_args_end(&line.text, at) {
-            if !line.text[end..].split_whitespace().next().is_some_and(|w| w == "convergent") {
+            if line.text[end..].split_whitespace().next() != Some("convergent") {
                 line.text.insert_str(end, " convergent");
             }
         }

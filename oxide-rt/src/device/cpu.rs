@@ -58,9 +58,14 @@ pub(crate) enum WarpOp {
 }
 
 impl WarpOp {
-    /// Lanes of one group must execute the same kind of operation (their operands may differ).
+    /// Lanes of one group must execute the same kind of operation (their operands may differ);
+    /// tensor-core collectives the same instruction, since their exchanged words mean different
+    /// things (registers or row addresses).
     pub(crate) fn same_kind(self, other: WarpOp) -> bool {
-        core::mem::discriminant(&self) == core::mem::discriminant(&other)
+        match (self, other) {
+            (WarpOp::Exchange(a), WarpOp::Exchange(b)) => a == b,
+            _ => core::mem::discriminant(&self) == core::mem::discriminant(&other),
+        }
     }
 }
 

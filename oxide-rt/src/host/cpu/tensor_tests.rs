@@ -513,3 +513,25 @@ fn cp_async_writes_are_seen_by_the_race_check() {
         other => panic!("expected a race report, got {other:?}"),
     }
 }
+
+#[test]
+fn lanes_at_different_tensor_collectives_deadlock_instead_of_mixing_operands() {
+    // Half the warp loads with ldmatrix while the other half multiplies: undefined on the GPU;
+    // here the lanes never meet (a row address must not be read as a register, or back).
+    static KEY: u8 = 0;
+    let r = cpu_launch(&kernel(), LaunchConfig::new(1, 32), || {
+        let s = shared_u16(&KEY, 256);
+        if lane_id() < 16 {
+            let _ = ldmatrix_x4(s, lane_id() as usize * 8);
+        } else {
+            let z = FragC::<f32, M16N8K16>::zero();
+            let _ = mma_sync(FragA::<Bf16, M16N8K16>::from_regs([0; 4]), FragB::from_regs([0; 2]), z);
+        }
+    });
+    match r {
+        Err(Error::KernelPanic { message, .. }) => {
+            assert!(message.contains("deadlock") && message.contains("ldmatrix.x4"), "{message}")
+        }
+        other => panic!("expected a deadlock report, got {other:?}"),
+    }
+}
