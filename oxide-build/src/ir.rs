@@ -145,6 +145,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     internalize::internalize(&mut lines, &kernels);
     let bounds = launch_bounds::launch_bounds(&meta, &kernels)?;
     fn_attrs::add_fn_attrs(&mut lines, &bounds);
+    fn_attrs::convergent_asm(&mut lines);
     noalias_inputs::mark_noalias_params(&mut lines);
     clamped_indices::clamped_checks(&mut lines);
     let hoisted_loads = guarded_loads::hoist(&mut lines) > 0;

@@ -11,7 +11,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 /// Instruction prefixes that make threads meet: block barriers and warp collectives.
-const COLLECTIVE: &[&str] = &["bar.", "barrier.", "shfl.", "vote.", "activemask", "match.", "redux.sync", "elect.sync"];
+const COLLECTIVE: &[&str] =
+    &["bar.", "barrier.", "shfl.", "vote.", "activemask", "match.", "redux.sync", "elect.sync", "mma.", "ldmatrix."];
 
 #[derive(Default)]
 struct Function {
