@@ -549,7 +549,7 @@ mod imp {
                 #[inline]
                 fn rsqrt(self) -> Self {
                     let x = self;
-                    canon(1.0 / x.sqrt())
+                    canon((1.0 / (x as f64).sqrt()) as Self)
                 }
                 #[inline]
                 fn cbrt(self) -> Self {
@@ -569,7 +569,9 @@ mod imp {
                 #[inline]
                 fn exp10(self) -> Self {
                     let x = self;
-                    canon((x * core::f64::consts::LN_10 as Self).exp())
+                    // In f64 through pow: `exp(x · ln 10)` would carry the product's rounding
+                    // error, which grows with |x| (35 ulp at x = 30 in f32).
+                    canon(10f64.powf(x as f64) as Self)
                 }
                 #[inline]
                 fn expm1(self) -> Self {

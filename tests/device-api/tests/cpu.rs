@@ -1,6 +1,6 @@
 //! Every kernel on the CPU executor (`cpu_<name>`), against the expected values in `check`.
 
-use device_api::{check, kernels};
+use device_api::{check, golden, kernels};
 use oxide_rt::device::atomic::{AtomicF32, AtomicF64, AtomicU32, Ordering};
 use oxide_rt::{Append, Error, LaunchConfig, Matrix, Pairs, Slice2d, Slice3d};
 
@@ -404,4 +404,15 @@ fn matrix_arguments() {
     assert!(matches!(&err, Error::InvalidLaunch { .. }) && err.to_string().contains("`input`"), "{err}");
     let err = launch(Matrix::new(&input[..], rows, cols), Matrix::new(&out[..], cols + 1, rows)).unwrap_err();
     assert!(err.to_string().contains("`out`") && err.to_string().contains("holds"), "{err}");
+}
+
+/// The golden set on the CPU executor against plain Rust (`golden::Reference`: std's functions,
+/// `as` casts, a model of the warp operations from the PTX ISA), held to the bounds the GPU test
+/// holds the GPU to: CI's check of the CPU side of the agreement table.
+#[test]
+fn golden_cpu_against_reference() {
+    let rows = golden::agreement(&golden::Cpu, &golden::Reference);
+    println!("{}", golden::table("Golden set: the CPU executor against the Rust reference", &rows));
+    let bad = golden::violations(&rows);
+    assert!(bad.is_empty(), "operations outside their bound:\n{bad}");
 }

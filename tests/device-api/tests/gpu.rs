@@ -1,7 +1,7 @@
 //! Every kernel on the GPU through the typed launchers, against the same expected values as the
 //! CPU tests. Skips (printing why) without a GPU, unless OXIDE_REQUIRE_GPU=1.
 
-use device_api::{check, kernels};
+use device_api::{check, golden, kernels};
 use oxide_rt::host::Gpu;
 use oxide_rt::{Append, LaunchConfig, Matrix, Pairs, Slice2d, Slice3d};
 use std::sync::OnceLock;
@@ -463,4 +463,16 @@ fn matrix_arguments() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("`input`") && err.to_string().contains("holds"), "{err}");
+}
+
+/// The golden set on the GPU against the CPU executor: the agreement table per operation
+/// (inputs, bit-exact results, largest ulp distance, NaN payload differences, the bound), written
+/// to stdout and to the file `OXIDE_GOLDEN_TABLE` names; every operation within its bound.
+#[test]
+fn golden_agreement_table() {
+    let Some(g) = gpu() else { return };
+    let rows = golden::agreement(&golden::OnGpu(g), &golden::Cpu);
+    golden::publish(&golden::table("Golden set: the GPU against the CPU executor", &rows));
+    let bad = golden::violations(&rows);
+    assert!(bad.is_empty(), "operations outside their bound:\n{bad}");
 }

@@ -1,0 +1,318 @@
+//! The golden set: every device-API operation over edge-case and random inputs (fixed seed),
+//! run on the GPU and on the CPU executor, with the error bound each operation is held to.
+//!
+//! The kernels are `kernels::golden_*`, each running the operation its `op` argument selects;
+//! the tables here name those operations in the kernels' order and carry their bounds. The GPU
+//! test (`tests/gpu.rs`, `golden_agreement_table`) compares the two executors and prints the
+//! agreement table; the CPU test (`tests/cpu.rs`, `golden_cpu_against_reference`) holds the CPU
+//! executor to the same bounds against plain Rust (`std`) references, so CI checks the CPU side.
+//!
+//! # Bounds
+//!
+//! One place for all of them: [`FLOAT_OPS`], [`FAST_OPS`] and the exact-by-construction tables.
+//! - Functions backed by libdevice are held to the maximum ulp error CUDA documents for them
+//!   (CUDA C++ Programming Guide, "Mathematical Functions", single and double precision), plus
+//!   [`HOST_ULP`] for the host's own rounding error (glibc's libm, or oxide's `soft` `erf`/`erfc`
+//!   in f64 rounded to f32).
+//! - The `fast` intrinsics are held to CUDA's bounds for `__expf`, `__logf`, `__sinf`, … ("Intrinsic
+//!   Functions") or the PTX ISA's for the `.approx` instructions, inside the input domain those
+//!   bounds are documented for (normal inputs and results: the instructions flush denormals).
+//! - Rounding functions, `abs`, `min`/`max`, `copysign`, `fma`, `sqrt`, the arithmetic operators,
+//!   conversions, warp operations, bit operations and integer atomics are bit-exact.
+//! - Float atomic sums may add in any order: `|gpu - cpu| <= 2 (n - 1) eps sum |x|`.
+//!
+//! NaN against NaN agrees only when the bits agree; payload differences are counted apart
+//! ([`Nan`]). f32 math results are canonical on both sides (`0x7fffffff`); the plain operators
+//! and `as` casts on the host keep the x86 payloads (a quieted input, or `0xffc00000` for a new
+//! NaN), so their NaN payloads may differ.
+
+use crate::kernels::GOLDEN_MATH_OPS;
+
+/// Ulp allowed on top of CUDA's documented bound for the host's own error.
+pub const HOST_ULP: u64 = 1;
+
+/// How far the GPU and the CPU may differ on one result.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    /// Bit-exact.
+    Exact,
+    /// CUDA documents at most this many ulp of error; [`HOST_ULP`] more are allowed.
+    Ulp(u64),
+    /// CUDA's `2 + floor(k |x|)` ulp (`__expf`: k = 1.173), plus [`HOST_ULP`].
+    UlpGrowing(f64),
+    /// An absolute error inside `[lo, hi]` (of the first input), else this many ulp.
+    AbsIn { abs: f64, lo: f64, hi: f64, ulp: u64 },
+    /// A relative error (of the CPU's result), or [`HOST_ULP`] + 1 ulp.
+    Rel(f64),
+}
+
+impl Bound {
+    /// Whether `got` is close enough to `want` (`x` is the first input, `ulp` their distance).
+    fn admits(self, x: f64, want: f64, got: f64, ulp: u64) -> bool {
+        match self {
+            Bound::Exact => ulp == 0,
+            Bound::Ulp(n) => ulp <= n + if n == 0 { 0 } else { HOST_ULP },
+            Bound::UlpGrowing(k) => ulp <= 2 + (k * x.abs()).floor() as u64 + HOST_ULP,
+            Bound::AbsIn { abs, lo, hi, ulp: n } => {
+                ulp <= n + HOST_ULP || (lo <= x && x <= hi && (got - want).abs() <= abs)
+            }
+            Bound::Rel(r) => ulp <= 1 + HOST_ULP || (got - want).abs() <= r * want.abs(),
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Bound::Exact | Bound::Ulp(0) => "exact".into(),
+            Bound::Ulp(n) => format!("{n} ulp (+{HOST_ULP})"),
+            Bound::UlpGrowing(k) => format!("2 + ⌊{k}·|x|⌋ ulp (+{HOST_ULP})"),
+            Bound::AbsIn { abs, lo, hi, ulp } => {
+                format!("abs 2^{:.2} on [{lo:.4}, {hi:.4}], else {ulp} ulp (+{HOST_ULP})", abs.log2())
+            }
+            Bound::Rel(r) => format!("rel 2^{:.2}", r.log2()),
+        }
+    }
+}
+
+/// What a NaN against a NaN of other bits counts as.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Nan {
+    /// A violation: both sides produce the same NaN bits.
+    Same,
+    /// Reported, allowed: the host keeps payloads the GPU canonicalises.
+    PayloadMayDiffer,
+}
+
+/// One operation of the golden set.
+#[derive(Clone, Copy, Debug)]
+pub struct Op {
+    pub name: &'static str,
+    pub bound: Bound,
+    pub nan: Nan,
+}
+
+const fn op(name: &'static str, bound: Bound) -> Op {
+    Op { name, bound, nan: Nan::Same }
+}
+
+const fn op_nan(name: &'static str, bound: Bound) -> Op {
+    Op { name, bound, nan: Nan::PayloadMayDiffer }
+}
+
+use Bound::{Exact, Ulp};
+
+/// `kernels::golden_math`'s operations: `(f32 op, f64 op)` with CUDA's documented ulp bounds.
+pub const FLOAT_OPS: [(Op, Op); GOLDEN_MATH_OPS as usize] = [
+    (op("sqrt", Exact), op("sqrt", Exact)),
+    (op("rsqrt", Ulp(2)), op("rsqrt", Ulp(1))),
+    (op("cbrt", Ulp(1)), op("cbrt", Ulp(1))),
+    (op("exp", Ulp(2)), op("exp", Ulp(1))),
+    (op("exp2", Ulp(2)), op("exp2", Ulp(1))),
+    (op("exp10", Ulp(2)), op("exp10", Ulp(1))),
+    (op("expm1", Ulp(1)), op("expm1", Ulp(1))),
+    (op("log", Ulp(1)), op("log", Ulp(1))),
+    (op("log2", Ulp(1)), op("log2", Ulp(1))),
+    (op("log10", Ulp(2)), op("log10", Ulp(1))),
+    (op("log1p", Ulp(1)), op("log1p", Ulp(1))),
+    (op("sin", Ulp(2)), op("sin", Ulp(2))),
+    (op("cos", Ulp(2)), op("cos", Ulp(2))),
+    (op("tan", Ulp(4)), op("tan", Ulp(2))),
+    (op("asin", Ulp(2)), op("asin", Ulp(2))),
+    (op("acos", Ulp(2)), op("acos", Ulp(2))),
+    (op("atan", Ulp(2)), op("atan", Ulp(2))),
+    (op("sinh", Ulp(3)), op("sinh", Ulp(2))),
+    (op("cosh", Ulp(2)), op("cosh", Ulp(1))),
+    (op("tanh", Ulp(2)), op("tanh", Ulp(1))),
+    (op("erf", Ulp(2)), op("erf", Ulp(2))),
+    (op("erfc", Ulp(4)), op("erfc", Ulp(5))),
+    (op("floor", Exact), op("floor", Exact)),
+    (op("ceil", Exact), op("ceil", Exact)),
+    (op("round", Exact), op("round", Exact)),
+    (op("trunc", Exact), op("trunc", Exact)),
+    (op("abs", Exact), op("abs", Exact)),
+    (op("pow", Ulp(4)), op("pow", Ulp(2))),
+    (op("atan2", Ulp(3)), op("atan2", Ulp(2))),
+    (op("hypot", Ulp(3)), op("hypot", Ulp(2))),
+    (op("min", Exact), op("min", Exact)),
+    (op("max", Exact), op("max", Exact)),
+    (op("copysign", Exact), op("copysign", Exact)),
+    (op("fma", Exact), op("fma", Exact)),
+    // libdevice's powi is pow with an integer exponent; CUDA documents none, pow's is used.
+    (op("powi", Ulp(4)), op("powi", Ulp(2))),
+    (op("sin_cos.0", Ulp(2)), op("sin_cos.0", Ulp(2))),
+    (op("sin_cos.1", Ulp(2)), op("sin_cos.1", Ulp(2))),
+    (op_nan("x + y", Exact), op_nan("x + y", Exact)),
+    (op_nan("x - y", Exact), op_nan("x - y", Exact)),
+    (op_nan("x * y", Exact), op_nan("x * y", Exact)),
+    (op_nan("x / y", Exact), op_nan("x / y", Exact)),
+];
+
+const PI: f64 = std::f64::consts::PI;
+
+/// `kernels::golden_fast`'s operations (f32), with the documented bounds and the input domain
+/// they hold on (`FAST_DOMAINS`).
+pub const FAST_OPS: [Op; 12] = [
+    op_nan("fast::exp2", Ulp(2)),
+    op_nan("fast::log2", Bound::AbsIn { abs: 2.384185791015625e-7, lo: 0.5, hi: 2.0, ulp: 2 }),
+    op_nan("fast::sin", Bound::AbsIn { abs: 3.5908301e-7, lo: -PI, hi: PI, ulp: 2 }),
+    op_nan("fast::cos", Bound::AbsIn { abs: 4.1804312e-7, lo: -PI, hi: PI, ulp: 2 }),
+    op_nan("fast::rsqrt", Bound::Rel(1.2781e-7)),
+    op_nan("fast::rcp", Ulp(1)),
+    op_nan("fast::tanh", Bound::Rel(4.9e-4)),
+    op_nan("fast::exp", Bound::UlpGrowing(1.173)),
+    op_nan("fast::log", Bound::AbsIn { abs: 3.5908301e-7, lo: 0.5, hi: 2.0, ulp: 3 }),
+    // __tanf = __sinf / __cosf: on |x| <= pi/4, cos >= 0.7 scales both absolute errors.
+    op_nan("fast::tan", Bound::AbsIn { abs: 1.2e-6, lo: -PI / 4.0, hi: PI / 4.0, ulp: 4 }),
+    op_nan("fast::div", Ulp(2)),
+    // __powf = exp2(y · __log2f(x)): for x in [0.5, 2], |y| <= 8 the log's 2^-22 grows 8 ln 2 times.
+    op_nan("fast::pow", Bound::Rel(1.6e-6)),
+];
+
+/// The input domain of each fast operation: `(a range, b range)`, on which its bound holds
+/// (normal inputs and results: the `.approx.ftz` instructions flush denormals).
+pub const FAST_DOMAINS: [((f64, f64), (f64, f64)); 12] = [
+    ((-125.0, 127.0), (1.0, 1.0)),
+    ((1.2e-38, 3.0e38), (1.0, 1.0)),
+    ((-PI, PI), (1.0, 1.0)),
+    ((-PI, PI), (1.0, 1.0)),
+    ((1.2e-38, 3.0e38), (1.0, 1.0)),
+    ((1.2e-38, 8.0e37), (1.0, 1.0)),
+    ((-20.0, 20.0), (1.0, 1.0)),
+    ((-87.0, 88.0), (1.0, 1.0)),
+    ((1.2e-38, 3.0e38), (1.0, 1.0)),
+    ((-PI / 4.0, PI / 4.0), (1.0, 1.0)),
+    ((-1e30, 1e30), (1.2e-38, 8.0e37)),
+    ((0.5, 2.0), (-8.0, 8.0)),
+];
+
+/// `kernels::golden_conv`'s conversions; all bit-exact (Rust's saturating `as` everywhere).
+pub const CONV_OPS: [Op; 26] = [
+    op("f32 as i8", Exact),
+    op("f32 as u8", Exact),
+    op("f32 as i16", Exact),
+    op("f32 as u16", Exact),
+    op("f32 as i32", Exact),
+    op("f32 as u32", Exact),
+    op("f32 as i64", Exact),
+    op("f32 as u64", Exact),
+    op("f64 as i8", Exact),
+    op("f64 as u8", Exact),
+    op("f64 as i16", Exact),
+    op("f64 as u16", Exact),
+    op("f64 as i32", Exact),
+    op("f64 as u32", Exact),
+    op("f64 as i64", Exact),
+    op("f64 as u64", Exact),
+    op_nan("f32 as f64", Exact),
+    op_nan("f64 as f32", Exact),
+    op("i32 as f32", Exact),
+    op("u32 as f32", Exact),
+    op("i64 as f32", Exact),
+    op("u64 as f32", Exact),
+    op("i32 as f64", Exact),
+    op("u32 as f64", Exact),
+    op("i64 as f64", Exact),
+    op("u64 as f64", Exact),
+];
+
+/// `kernels::golden_warp`'s operations; all bit-exact.
+pub const WARP_OPS: [&str; 23] = [
+    "shfl idx u32",
+    "shfl up u32",
+    "shfl down u32",
+    "shfl xor u32",
+    "shfl idx u64",
+    "shfl up u64",
+    "shfl down u64",
+    "shfl xor u64",
+    "shfl idx f32",
+    "shfl up f32",
+    "shfl down f32",
+    "shfl xor f32",
+    "shfl idx f64",
+    "shfl up f64",
+    "shfl down f64",
+    "shfl xor f64",
+    "ballot",
+    "all",
+    "any",
+    "ballot/all/any, partial mask",
+    "reduce_add_u32",
+    "reduce_add_f32",
+    "active_mask",
+];
+
+/// `kernels::golden_bits`' operations; all bit-exact.
+pub const BIT_OPS: [&str; 24] = [
+    "popc u32",
+    "clz u32",
+    "brev u32",
+    "ffs u32",
+    "popc i32",
+    "clz i32",
+    "brev i32",
+    "ffs i32",
+    "popc u64",
+    "clz u64",
+    "brev u64",
+    "ffs u64",
+    "popc i64",
+    "clz i64",
+    "brev i64",
+    "ffs i64",
+    "trailing_zeros u32",
+    "trailing_zeros u64",
+    "rotate_left u32",
+    "swap_bytes u64",
+    "wrapping_shl u32",
+    "wrapping_shr i32",
+    "wrapping_shr u64",
+    "mul_hi u32",
+];
+
+/// The integer accumulators of `kernels::golden_atomics`: `(name, array, slot)` with arrays
+/// 0 = u32, 1 = i32, 2 = u64, 3 = i64; all bit-exact (every order gives the same result).
+pub const ATOMIC_INT_OPS: [(&str, usize, usize); 20] = [
+    ("atomic_add u32", 0, 0),
+    ("atomic_min u32", 0, 1),
+    ("atomic_max u32", 0, 2),
+    ("atomic_and u32", 0, 3),
+    ("shared atomic_add u32, then global", 0, 4),
+    ("atomic_or u32", 0, 5),
+    ("atomic_xor u32", 0, 6),
+    ("atomic_add i32", 1, 0),
+    ("atomic_min i32", 1, 1),
+    ("atomic_max i32", 1, 2),
+    ("atomic_add u64", 2, 0),
+    ("atomic_min u64", 2, 1),
+    ("atomic_max u64", 2, 2),
+    ("atomic_and u64", 2, 3),
+    ("atomic_or u64", 2, 4),
+    ("atomic_xor u64", 2, 5),
+    ("atomic_sub u64", 2, 6),
+    ("atomic_add i64", 3, 0),
+    ("atomic_min i64", 3, 1),
+    ("atomic_max i64", 3, 2),
+];
+
+/// Slots of each accumulator array of `golden_atomics` (u32, i32, u64, i64, f32, f64).
+pub const ATOMIC_SLOTS: [usize; 6] = [7, 3, 7, 3, 2, 1];
+
+/// Threads per `golden_atomics` launch, and launches (each with new inputs).
+pub const ATOMIC_THREADS: usize = 4096;
+pub const ATOMIC_ROUNDS: usize = 16;
+
+/// Warps per `golden_warp` launch: every (width, parameter) pair twice.
+pub const WARP_WARPS: usize = 96;
+
+/// Random inputs per operation, besides the edge cases.
+pub const RANDOM: usize = 2048;
+
+mod compare;
+mod exec;
+mod inputs;
+mod reference;
+
+pub use compare::*;
+pub use exec::*;
+pub use inputs::*;
+pub use reference::Reference;
