@@ -508,9 +508,9 @@ mod imp {
 
     /// A NaN result as the GPU writes it. For `f32` every NaN that an arithmetic instruction
     /// (and so libdevice) produces is the canonical `0x7fffffff`, whatever the inputs' payloads;
-    /// the host's libm returns `0x7fc00000`, `0xffc00000` or the input's payload. `abs`,
-    /// `copysign`, `min` and `max` move bits on the GPU too and are left alone. `f64` results
-    /// are left as they are.
+    /// the host's libm returns `0x7fc00000`, `0xffc00000` or the input's payload. `abs` and
+    /// `copysign` move bits on the GPU too and are left alone; `min`/`max` return a NaN only
+    /// for two NaN operands, canonical on the GPU. `f64` results are left as they are.
     trait Canon {
         fn canon(self) -> Self;
     }
@@ -693,15 +693,26 @@ mod imp {
                     let (x, y) = (self, other);
                     canon(x.hypot(y))
                 }
+                // PTX `min`/`max` (IEEE 754-2019 minimumNumber/maximumNumber): a NaN operand
+                // is ignored, two give a NaN, and -0 is below +0, where std's may return either
+                // zero. Equal values have equal bits but for the zeros' signs.
                 #[inline]
                 fn min(self, other: Self) -> Self {
                     let (x, y) = (self, other);
-                    x.min(y)
+                    if x == y {
+                        <$t>::from_bits(x.to_bits() | y.to_bits())
+                    } else {
+                        canon(x.min(y))
+                    }
                 }
                 #[inline]
                 fn max(self, other: Self) -> Self {
                     let (x, y) = (self, other);
-                    x.max(y)
+                    if x == y {
+                        <$t>::from_bits(x.to_bits() & y.to_bits())
+                    } else {
+                        canon(x.max(y))
+                    }
                 }
                 #[inline]
                 fn copysign(self, other: Self) -> Self {
@@ -758,6 +769,14 @@ mod tests {
         }
         assert_eq!(Float::abs(payload).to_bits(), 0x7fc0_1234, "abs clears the sign bit only");
         assert_eq!(Float::max(payload, 2.0), 2.0);
+        assert_eq!(Float::min(payload, f32::NAN).to_bits(), 0x7fff_ffff, "two NaNs give the canonical one");
+        // -0 is below +0 in either order, as PTX `min`/`max` (std's may return either zero).
+        for (a, b) in [(-0.0f32, 0.0), (0.0, -0.0)] {
+            assert_eq!(Float::min(a, b).to_bits(), (-0.0f32).to_bits());
+            assert_eq!(Float::max(a, b).to_bits(), 0);
+            assert_eq!(Float::min(a as f64, b as f64).to_bits(), (-0.0f64).to_bits());
+            assert_eq!(Float::max(a as f64, b as f64).to_bits(), 0);
+        }
         assert!(Float::sqrt(-1.0f64).is_nan());
     }
 }

@@ -56,10 +56,10 @@ fn math32(op: u32, a: f32, b: f32, c: f32, n: i32) -> f32 {
         29 => a.hypot(b),
         33 => a.mul_add(b, c),
         34 => a.powi(n),
-        // Bit moves (abs, min, max, copysign) and the operators keep their NaNs' bits.
+        30 => min_number(a as f64, b as f64) as f32,
+        31 => -min_number(-a as f64, -b as f64) as f32,
+        // Bit moves (abs, copysign) and the operators keep their NaNs' bits.
         26 => return a.abs(),
-        30 => return a.min(b),
-        31 => return a.max(b),
         32 => return a.copysign(b),
         37 => return a + b,
         38 => return a - b,
@@ -122,15 +122,26 @@ fn math64(op: u32, a: f64, b: f64, c: f64, n: i32) -> f64 {
         29 => a.hypot(b),
         33 => a.mul_add(b, c),
         34 => a.powi(n),
+        30 => min_number(a, b),
+        31 => -min_number(-a, -b),
         26 => return a.abs(),
-        30 => return a.min(b),
-        31 => return a.max(b),
         32 => return a.copysign(b),
         37 => return a + b,
         38 => return a - b,
         39 => return a * b,
         _ => return a / b,
     })
+}
+
+/// IEEE 754-2019 minimumNumber: a NaN operand ignored, -0 below +0 (max is `-min(-a, -b)`).
+fn min_number(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a < b || (a == b && a.is_sign_negative()) {
+        a
+    } else {
+        b
+    }
 }
 
 const FRAC_2_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
