@@ -894,6 +894,7 @@ pub fn golden_bits(op: u32, x: &[u64], mut out: DisjointSlice<u64>) {
 /// Every atomic read-modify-write over `x[i]` (integers) and `f[i]`/`d[i]` (floats) into
 /// global accumulators (see `golden::ATOMIC_OPS` for which slot holds what), plus block sums
 /// through shared-memory atomics that thread 0 adds into `u32s[4]` and `f32s[1]`.
+#[allow(clippy::too_many_arguments)] // one accumulator array per atomic type
 #[kernel]
 pub fn golden_atomics(
     x: &[u64],

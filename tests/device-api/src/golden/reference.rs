@@ -6,7 +6,7 @@
 use super::{Atomics, Exec, GOLDEN_MATH_OPS};
 use crate::kernels::{golden_pred, golden_vote_mask, GOLDEN_SHFL_PARAMS};
 
-/// The reference (see the [module](self)).
+/// The reference: std, `as` casts, core integer methods, and the PTX ISA's warp semantics.
 pub struct Reference;
 
 /// A NaN as the GPU's arithmetic writes it (`0x7fffffff`).
@@ -24,7 +24,7 @@ fn canon64(x: f64) -> f64 {
 
 /// `math::Float`'s operation `op` in f32 (see `kernels::golden_math`), from `std`.
 fn math32(op: u32, a: f32, b: f32, c: f32, n: i32) -> f32 {
-    let canon = canon32(match op {
+    canon32(match op {
         0 => a.sqrt(),
         1 => (1.0 / (a as f64).sqrt()) as f32,
         2 => a.cbrt(),
@@ -66,8 +66,7 @@ fn math32(op: u32, a: f32, b: f32, c: f32, n: i32) -> f32 {
         39 => return a * b,
         40 => return a / b,
         k => return fast32(k - GOLDEN_MATH_OPS, a, b),
-    });
-    canon
+    })
 }
 
 /// The fast intrinsics' exact values (rounded from f64).
@@ -298,7 +297,7 @@ impl Exec for Reference {
                     .map(|l| match op {
                         0..=15 => {
                             let src = shfl_source(op % 4, l as u32, param, width) as usize;
-                            if op / 4 % 2 == 0 {
+                            if matches!(op / 4, 0 | 2) {
                                 v[src] & 0xffff_ffff
                             } else {
                                 v[src]
