@@ -234,20 +234,29 @@ pub fn fast_inputs(k: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
         let x = x as f64;
         lo <= x && x <= hi && (x == 0.0 || x.abs() >= f32::MIN_POSITIVE as f64)
     };
+    // Log-uniform where the range spans decades (with a random sign for div's divisor), else
+    // uniform; drawn again when the rounding to f32 leaves the range (pi as f32 is above pi).
     let pick = |rng: &mut Rng, lo: f64, hi: f64| -> f32 {
-        let v = if lo > 0.0 && hi / lo > 1e3 {
-            (lo.ln() + rng.unit() * (hi / lo).ln()).exp()
-        } else if k == 10 && lo > 0.0 {
-            let m = (lo.ln() + rng.unit() * (hi / lo).ln()).exp();
-            if rng.next_u64() & 1 == 0 {
-                m
+        loop {
+            let log_uniform = |rng: &mut Rng| (lo.ln() + rng.unit() * (hi / lo).ln()).exp();
+            let v: f64 = if k == 10 && lo > 0.0 {
+                let m = log_uniform(rng);
+                if rng.next_u64() & 1 == 0 {
+                    m
+                } else {
+                    -m
+                }
+            } else if lo > 0.0 && hi / lo > 1e3 {
+                log_uniform(rng)
             } else {
-                -m
+                rng.range(lo, hi)
+            };
+            let v = v as f32;
+            let ok = if k == 10 && lo > 0.0 { inside(v.abs(), lo, hi) } else { inside(v, lo, hi) };
+            if ok {
+                return v;
             }
-        } else {
-            rng.range(lo, hi)
-        };
-        (v as f32).clamp(lo as f32, hi as f32)
+        }
     };
     let mut rng = Rng::new(seed);
     let (mut a, mut b) = (vec![], vec![]);
