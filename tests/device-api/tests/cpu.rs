@@ -383,3 +383,31 @@ fn golden_cpu_against_reference() {
     let bad = golden::violations(&rows);
     assert!(bad.is_empty(), "operations outside their bound:\n{bad}");
 }
+
+/// The golden set's comparison: ulp distances across zero, NaN payloads counted apart and held
+/// only where the operation says so, a NaN against a number always outside the bound.
+#[test]
+fn golden_comparison_counts_ulp_and_nan_payloads() {
+    use golden::{compare_floats, ulp_distance, FLOAT_OPS};
+    let b = |x: f32| x.to_bits() as u64;
+    assert_eq!(ulp_distance(b(1.0), b(1.0f32.next_up()), 32), 1);
+    assert_eq!(ulp_distance(b(0.0), b(-0.0), 32), 1);
+    assert_eq!(ulp_distance(b(f32::from_bits(1)), b(-f32::from_bits(1)), 32), 3);
+    assert_eq!(ulp_distance(f64::MAX.to_bits(), f64::INFINITY.to_bits(), 64), 1);
+    let (sin32, add32) = (FLOAT_OPS[11].0, FLOAT_OPS[37].0);
+    let x = [0.0; 4];
+    let want = [b(0.5), b(f32::NAN), b(2.0), b(1.0)];
+    let got = [b(0.5f32.next_up().next_up()), 0x7fff_ffff, b(2.0), b(f32::NAN)];
+    let row = compare_floats("sin".into(), sin32, 32, &x, &got, &want);
+    assert_eq!((row.inputs, row.exact, row.nan_payload), (4, 1, 1));
+    assert_eq!(row.max_ulp, u64::MAX, "NaN against a number");
+    assert_eq!(row.violations, 2, "the payload (held for f32 sin) and NaN against 1.0: {:?}", row.examples);
+    // x + y: exact, NaN payloads reported only.
+    let row = compare_floats("add".into(), add32, 32, &x, &[b(0.5), 0x7fff_ffff, b(2.0)], &want[..3]);
+    assert_eq!((row.exact, row.nan_payload, row.violations, row.max_ulp), (2, 1, 0, 0));
+    let off = compare_floats("add".into(), add32, 32, &x, &got[..1], &want[..1]);
+    assert_eq!((off.violations, off.max_ulp), (1, 2), "2 ulp off an exact operation");
+    let table = golden::table("t", &[row, off]);
+    assert!(table.contains("| add | 3 | 2 | 0 | 1 | exact; NaN payloads may differ | yes |"), "{table}");
+    assert!(table.contains("| add | 1 | 0 | 2 | 0 | exact; NaN payloads may differ | **no: 1** |"), "{table}");
+}

@@ -25,6 +25,7 @@ pub struct Row {
     pub inputs: usize,
     pub exact: usize,
     /// Over results that are not both NaN; `u64::MAX` when one side is NaN and the other not.
+    /// For integer results, the largest difference.
     pub max_ulp: u64,
     /// NaN against NaN with other bits.
     pub nan_payload: usize,
@@ -86,7 +87,8 @@ pub fn compare_exact(name: String, got: &[u64], want: &[u64], input: impl Fn(usi
         if g == w {
             row.exact += 1;
         } else {
-            row.max_ulp = u64::MAX;
+            // For integers the distance is the difference itself.
+            row.max_ulp = row.max_ulp.max(g.abs_diff(w).min(u64::MAX - 1));
             row.violation(format!("{} (#{i}): {g:#x} against {w:#x}", input(i)));
         }
     }
