@@ -436,7 +436,8 @@ fn matrix_arguments() {
 fn golden_agreement_table() {
     let Some(g) = gpu() else { return };
     let rows = golden::agreement(&golden::OnGpu(g), &golden::Cpu);
-    golden::publish(&golden::table("Golden set: the GPU against the CPU executor", &rows));
+    let title = format!("Golden set: {} against the CPU executor (bound: GPU's documented + host's own)", g.describe());
+    golden::publish(&golden::table(&title, &rows));
     let bad = golden::violations(&rows);
     assert!(bad.is_empty(), "operations outside their bound:\n{bad}");
 }
