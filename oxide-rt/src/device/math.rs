@@ -517,11 +517,14 @@ mod imp {
 
     /// A NaN result as the GPU writes it. For `f32` every NaN that an arithmetic instruction
     /// (and so libdevice) produces is the canonical `0x7fffffff`, whatever the inputs' payloads;
-    /// the host's libm returns `0x7fc00000`, `0xffc00000` or the input's payload. `abs` and
-    /// `copysign` move bits on the GPU too and are left alone; `min`/`max` return a NaN only
-    /// for two NaN operands, canonical on the GPU. `f64` results are left as they are.
+    /// the host's libm returns `0x7fc00000`, `0xffc00000` or the input's payload (CUDA
+    /// Programming Guide, "Floating-Point Standard"). `abs` and `copysign` are left alone;
+    /// `min`/`max` return a NaN only for two NaN operands, canonical on the GPU. `f64` results
+    /// are left as they are, but for `abs`, which passes a NaN through unchanged on the GPU.
     trait Canon {
         fn canon(self) -> Self;
+        /// `abs` as the GPU computes it.
+        fn gpu_abs(self) -> Self;
     }
 
     impl Canon for f32 {
@@ -533,12 +536,26 @@ mod imp {
                 self
             }
         }
+        #[inline(always)]
+        fn gpu_abs(self) -> f32 {
+            self.abs()
+        }
     }
 
     impl Canon for f64 {
         #[inline(always)]
         fn canon(self) -> f64 {
             self
+        }
+        /// The CUDA Programming Guide ("Floating-Point Standard"): double-precision absolute
+        /// value passes a NaN through unchanged, its sign included.
+        #[inline(always)]
+        fn gpu_abs(self) -> f64 {
+            if self.is_nan() {
+                self
+            } else {
+                self.abs()
+            }
         }
     }
 
@@ -684,8 +701,7 @@ mod imp {
                 }
                 #[inline]
                 fn abs(self) -> Self {
-                    let x = self;
-                    x.abs()
+                    self.gpu_abs()
                 }
                 #[inline]
                 fn pow(self, other: Self) -> Self {
@@ -787,5 +803,8 @@ mod tests {
             assert_eq!(Float::max(a as f64, b as f64).to_bits(), 0);
         }
         assert!(Float::sqrt(-1.0f64).is_nan());
+        let neg_nan = f64::from_bits(0xfff8_0000_0000_1234);
+        assert_eq!(Float::abs(neg_nan).to_bits(), neg_nan.to_bits(), "f64 abs passes NaNs through, as the GPU");
+        assert_eq!(Float::abs(-2.0f64), 2.0);
     }
 }

@@ -657,7 +657,7 @@ pub fn matrix_flip(input: Matrix<u32>, out: Matrix<AtomicU32>) {
 // operations in the order of these `match`es.
 
 /// The generic math operations of the golden set, numbered as `golden::FLOAT_OPS`: the 36
-/// functions of [`math::Float`] (`sin_cos` as two), then the four arithmetic operators.
+/// functions of [`math::Float`] (`sin_cos` as two), then the arithmetic operators.
 #[inline(always)]
 fn golden_math<F: math::Float>(op: u32, a: F, b: F, c: F, n: i32) -> F {
     match op {
@@ -701,12 +701,13 @@ fn golden_math<F: math::Float>(op: u32, a: F, b: F, c: F, n: i32) -> F {
         37 => a + b,
         38 => a - b,
         39 => a * b,
-        _ => a / b,
+        40 => a / b,
+        _ => -a,
     }
 }
 
 /// The number of operations of `golden_math`; `golden_f32`'s fast intrinsics follow them.
-pub const GOLDEN_MATH_OPS: u32 = 41;
+pub const GOLDEN_MATH_OPS: u32 = 42;
 
 /// `math::fast`'s intrinsics, numbered as `golden::FAST_OPS`.
 #[inline(always)]

@@ -24,10 +24,11 @@
 //!
 //! NaN against NaN agrees only when the bits agree; payload differences are counted apart
 //! ([`Nan`]) and fail only operations marked [`Nan::Same`]: the f32 math functions, whose NaNs
-//! are the canonical `0x7fffffff` on both sides. The plain operators and `as` casts on the host
-//! keep the x86 payloads (a quieted input, or `0xffc00000` for a new NaN), and f64 NaNs and the
-//! f32 bit moves (`abs`, `copysign`, `min`, `max`) have not been compared on a GPU yet: their
-//! NaN payloads are reported, not held.
+//! are the canonical `0x7fffffff` on both sides (the CUDA Programming Guide, "Floating-Point
+//! Standard": every single-precision operation on NaNs gives it), and f64 `abs`, which passes
+//! NaNs through unchanged on both. The plain operators and `as` casts on the host keep the x86
+//! payloads (a quieted input, or `0xffc00000` for a new NaN); the other f64 NaNs and f32 `abs`
+//! and `copysign` have not been compared on a GPU yet: their NaN payloads are reported, not held.
 //!
 //! Run on a GPU: `OXIDE_REQUIRE_GPU=1 OXIDE_GOLDEN_TABLE=golden.md cargo test -p device-api
 //! --test gpu golden` (ci/gpu-check.sh does, writing `<out>/golden.md`).
@@ -173,14 +174,15 @@ pub const FLOAT_OPS: [(Op, Op); GOLDEN_MATH_OPS as usize] = [
     (op("ceil", Exact), op_nan("ceil", Exact)),
     (op("round", Exact), op_nan("round", Exact)),
     (op("trunc", Exact), op_nan("trunc", Exact)),
-    // The bit moves: whether the GPU keeps a NaN's payload here has not been seen yet (the CPU
-    // keeps it for abs and copysign, and makes two NaNs into the canonical one for min/max).
-    (op_nan("abs", Exact), op_nan("abs", Exact)),
+    // f32 abs and copysign: whether the GPU keeps a NaN's payload has not been seen yet (the
+    // CPU keeps it). f64 abs passes NaNs through unchanged (CUDA Programming Guide), as the CPU.
+    (op_nan("abs", Exact), op("abs", Exact)),
     (op("pow", Ulp(4)), op_nan("pow", Ulp(2))),
     (op("atan2", Ulp(3)), op_nan("atan2", Ulp(2))),
     (op("hypot", Ulp(3)), op_nan("hypot", Ulp(2))),
-    (op_nan("min", ExactZeroSignOpen), op_nan("min", ExactZeroSignOpen)),
-    (op_nan("max", ExactZeroSignOpen), op_nan("max", ExactZeroSignOpen)),
+    // Two f32 NaNs give the canonical one (PTX `min`/`max`, and every f32 operation on NaNs).
+    (op("min", ExactZeroSignOpen), op_nan("min", ExactZeroSignOpen)),
+    (op("max", ExactZeroSignOpen), op_nan("max", ExactZeroSignOpen)),
     (op_nan("copysign", Exact), op_nan("copysign", Exact)),
     (op("fma", Exact), op_nan("fma", Exact)),
     // libdevice's powi squares and multiplies as compiler-builtins' `__powisf2` does (the same
@@ -192,6 +194,9 @@ pub const FLOAT_OPS: [(Op, Op); GOLDEN_MATH_OPS as usize] = [
     (op_nan("x - y", Exact), op_nan("x - y", Exact)),
     (op_nan("x * y", Exact), op_nan("x * y", Exact)),
     (op_nan("x / y", Exact), op_nan("x / y", Exact)),
+    // f64 negation passes a NaN through unchanged on the GPU (CUDA Programming Guide); the
+    // host flips its sign.
+    (op_nan("-x", Exact), op_nan("-x", Exact)),
 ];
 
 const PI: f64 = std::f64::consts::PI;

@@ -65,6 +65,7 @@ fn math32(op: u32, a: f32, b: f32, c: f32, n: i32) -> f32 {
         38 => return a - b,
         39 => return a * b,
         40 => return a / b,
+        41 => return -a,
         k => return fast32(k - GOLDEN_MATH_OPS, a, b),
     })
 }
@@ -123,12 +124,15 @@ fn math64(op: u32, a: f64, b: f64, c: f64, n: i32) -> f64 {
         34 => a.powi(n),
         30 => min_number(a, b),
         31 => -min_number(-a, -b),
+        // The CUDA Programming Guide: double-precision abs passes a NaN through unchanged.
+        26 if a.is_nan() => return a,
         26 => return a.abs(),
         32 => return a.copysign(b),
         37 => return a + b,
         38 => return a - b,
         39 => return a * b,
-        _ => return a / b,
+        40 => return a / b,
+        _ => return -a,
     })
 }
 
