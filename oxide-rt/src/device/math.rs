@@ -513,7 +513,7 @@ mod imp {
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod imp {
-    use super::{soft, Float};
+    use super::Float;
 
     /// A NaN result as the GPU writes it. For `f32` every NaN that an arithmetic instruction
     /// (and so libdevice) produces is the canonical `0x7fffffff`, whatever the inputs' payloads;
@@ -548,11 +548,12 @@ mod imp {
             self
         }
         /// The CUDA Programming Guide ("Floating-Point Standard"): double-precision absolute
-        /// value passes a NaN through unchanged, its sign included.
+        /// value passes a NaN through, its sign included, but quiet (the H200 sets the quiet bit
+        /// of a signaling NaN: `0x7ff0000000000001` gives `0x7ff8000000000001`).
         #[inline(always)]
         fn gpu_abs(self) -> f64 {
             if self.is_nan() {
-                self
+                f64::from_bits(self.to_bits() | 1 << 51)
             } else {
                 self.abs()
             }
@@ -672,12 +673,12 @@ mod imp {
                 #[inline]
                 fn erf(self) -> Self {
                     let x = self;
-                    canon(soft::erf(x as f64) as Self)
+                    canon(libm::erf(x as f64) as Self)
                 }
                 #[inline]
                 fn erfc(self) -> Self {
                     let x = self;
-                    canon(soft::erfc(x as f64) as Self)
+                    canon(libm::erfc(x as f64) as Self)
                 }
                 #[inline]
                 fn floor(self) -> Self {
@@ -706,6 +707,11 @@ mod imp {
                 #[inline]
                 fn pow(self, other: Self) -> Self {
                     let (x, y) = (self, other);
+                    // IEEE 754 and C's pow, as libdevice has them: x^±0 and 1^y are 1 even for a
+                    // signaling NaN, which glibc turns into a NaN.
+                    if y == 0.0 || x == 1.0 {
+                        return 1.0;
+                    }
                     canon(x.powf(y))
                 }
                 #[inline]
@@ -716,6 +722,10 @@ mod imp {
                 #[inline]
                 fn hypot(self, other: Self) -> Self {
                     let (x, y) = (self, other);
+                    // An infinite side makes +inf even beside a signaling NaN (see `pow`).
+                    if x.is_infinite() || y.is_infinite() {
+                        return <$t>::INFINITY;
+                    }
                     canon(x.hypot(y))
                 }
                 // PTX `min`/`max` (IEEE 754-2019 minimumNumber/maximumNumber): a NaN operand

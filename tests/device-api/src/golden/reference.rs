@@ -51,8 +51,10 @@ fn math32(op: u32, a: f32, b: f32, c: f32, n: i32) -> f32 {
         23 => a.ceil(),
         24 => a.round(),
         25 => a.trunc(),
+        27 if b == 0.0 || a == 1.0 => 1.0, // IEEE 754-2019 pow: even for a NaN (glibc: not for a signaling one)
         27 => a.powf(b),
         28 => a.atan2(b),
+        29 if a.is_infinite() || b.is_infinite() => f32::INFINITY, // IEEE hypot: even beside a NaN
         29 => a.hypot(b),
         33 => a.mul_add(b, c),
         34 => a.powi(n),
@@ -117,15 +119,17 @@ fn math64(op: u32, a: f64, b: f64, c: f64, n: i32) -> f64 {
         23 => a.ceil(),
         24 => a.round(),
         25 => a.trunc(),
+        27 if b == 0.0 || a == 1.0 => 1.0,
         27 => a.powf(b),
         28 => a.atan2(b),
+        29 if a.is_infinite() || b.is_infinite() => f64::INFINITY,
         29 => a.hypot(b),
         33 => a.mul_add(b, c),
         34 => a.powi(n),
         30 => min_number(a, b),
         31 => -min_number(-a, -b),
-        // The CUDA Programming Guide: double-precision abs passes a NaN through unchanged.
-        26 if a.is_nan() => return a,
+        // The CUDA Programming Guide: double-precision abs passes a NaN through (the H200 quiets it).
+        26 if a.is_nan() => return f64::from_bits(a.to_bits() | 1 << 51),
         26 => return a.abs(),
         32 => return a.copysign(b),
         37 => return a + b,
@@ -149,31 +153,25 @@ fn min_number(a: f64, b: f64) -> f64 {
 
 const FRAC_2_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
 
-/// erf by its Taylor series below 0.5, its series of positive terms
-/// `2/sqrt(pi) e^(-x^2) sum 2^k x^(2k+1) / (1·3·…·(2k+1))` below 0.8 (its rounding errors add
-/// up beyond), `1 - erfc` above.
+/// erf by its alternating Taylor series below 0.8, summed with Neumaier's compensation (the
+/// terms shrink by at least x^2 < 0.64 each, and the compensation keeps their roundings from
+/// adding up), `1 - erfc` above.
 pub fn erf(x: f64) -> f64 {
     if x.is_nan() {
         return x;
     }
     let ax = x.abs();
-    let r = if ax < 0.5 {
-        // The alternating Taylor series: no cancellation this close to 0, and exact at ±0.
-        let (x2, mut term, mut sum, mut k) = (ax * ax, ax, ax, 0.0);
-        while term.abs() > 1e-20 * sum {
+    let r = if ax < 0.8 {
+        let (x2, mut term, mut sum, mut carry, mut k) = (ax * ax, ax, ax, 0.0, 0.0);
+        while term.abs() > 1e-22 * sum {
             k += 1.0;
             term *= -x2 / k;
-            sum += term / (2.0 * k + 1.0);
+            let t = term / (2.0 * k + 1.0);
+            let s = sum + t;
+            carry += if sum.abs() >= t.abs() { (sum - s) + t } else { (t - s) + sum };
+            sum = s;
         }
-        FRAC_2_SQRT_PI * sum
-    } else if ax < 0.8 {
-        let (x2, mut term, mut sum, mut k) = (ax * ax, ax, ax, 0.0);
-        while term > 1e-20 * sum {
-            k += 1.0;
-            term *= 2.0 * x2 / (2.0 * k + 1.0);
-            sum += term;
-        }
-        FRAC_2_SQRT_PI * exp_neg_square(ax) * sum
+        FRAC_2_SQRT_PI * (sum + carry)
     } else {
         1.0 - erfc_cf(ax)
     };
