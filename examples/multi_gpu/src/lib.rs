@@ -19,7 +19,7 @@ use std::time::Instant;
 /// Values in the whole input by default (1 GiB of `u32`; the CPU executor takes fewer).
 pub const DEFAULT_SIZE: usize = 1 << 28;
 pub const DEFAULT_SIZE_CPU: usize = 1 << 22;
-pub const BLOCK: u32 = 512;
+pub const BLOCK: u32 = 256;
 
 /// `n` random values.
 pub fn problem(seed: u64, n: usize) -> Vec<u32> {
@@ -39,9 +39,10 @@ pub fn compare(got: &[u32], want: &[u32]) -> Result<(), String> {
     compare_exact(got, want, "bin", |a, b| a == b)
 }
 
-/// Two blocks per SM of an H200 at most: enough to fill the GPU, few atomics into `hist`.
+/// One block per 16 values a thread, at most 8 per SM of an H200: enough to fill the GPU, few
+/// atomics into `hist`.
 pub fn config_for(n: usize) -> LaunchConfig {
-    let blocks = n.div_ceil(BLOCK as usize * 16).clamp(1, 264) as u32;
+    let blocks = n.div_ceil(BLOCK as usize * 16).clamp(1, 1056) as u32;
     LaunchConfig::new(blocks, BLOCK)
 }
 

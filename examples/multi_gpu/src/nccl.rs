@@ -10,11 +10,16 @@ use std::path::PathBuf;
 /// Set in the environment of the re-run, so it does not loop.
 const RERUN: &str = "OXIDE_NCCL_RERUN";
 
+/// Whether cudarc can open libnccl now (never runs the program again).
+pub fn present() -> bool {
+    // SAFETY: only tries to dlopen the library; no symbol is called.
+    unsafe { cudarc::nccl::sys::is_culib_present() }
+}
+
 /// Whether cudarc can open libnccl. Without it but with `OXIDE_NCCL_LIB`, does not return: the
 /// program runs again (or an `Err` says why it cannot).
 pub fn available() -> Result<bool, String> {
-    // SAFETY: only tries to dlopen the library; no symbol is called.
-    if unsafe { cudarc::nccl::sys::is_culib_present() } {
+    if present() {
         return Ok(true);
     }
     let Some(lib) = std::env::var_os("OXIDE_NCCL_LIB").map(PathBuf::from) else { return Ok(false) };
