@@ -231,7 +231,10 @@ pub struct Graph<B: GraphBuffers> {
     exec: Exec,
     /// The stream the graph is replayed on (the one passed to `capture`).
     stream: Arc<CudaStream>,
+    /// The distinct kernels and geometries of its launches, re-noted at each replay so that a
+    /// panic report names the kernel.
     launches: Vec<Recorded>,
+    kernel_launches: usize,
     layout: Vec<(u64, usize)>,
     /// Set while (or after) the buffers were lent out mutably and not found unchanged.
     poisoned: bool,
@@ -245,7 +248,8 @@ impl<B: GraphBuffers> Graph<B> {
     /// its typed launches must lie in `buffers` (else its launch is an `Err`), and it must
     /// leave `buffers` as it found them (same allocations). `record` may run more than once:
     /// the first capture of a kernel in a context discards the capture, loads the kernel's
-    /// module and records again. Only oxide's launches are checked: cudarc operations you
+    /// module and records again. Only oxide's launches are checked (raw pointers passed to an
+    /// `unsafe` kernel are the caller's contract, as always): cudarc operations you
     /// enqueue on the capture stream (copies, memsets) are captured too, and keeping what they
     /// touch alive is up to you, as with cudarc's own `begin_capture`.
     pub fn capture<F>(stream: &Arc<CudaStream>, mut buffers: B, mut record: F) -> Result<Graph<B>, Error>
@@ -281,10 +285,18 @@ impl<B: GraphBuffers> Graph<B> {
                 ));
             }
             let exec = graph.instantiate()?;
+            let kernel_launches = state.launches.len();
+            let mut launches: Vec<Recorded> = Vec::new();
+            for l in state.launches {
+                if !launches.contains(&l) {
+                    launches.push(l);
+                }
+            }
             return Ok(Graph {
                 exec,
                 stream: stream.clone(),
-                launches: state.launches,
+                launches,
+                kernel_launches,
                 layout,
                 poisoned: false,
                 buffers,
@@ -349,7 +361,7 @@ impl<B: GraphBuffers> Graph<B> {
 
     /// How many typed launches one replay makes.
     pub fn kernel_launches(&self) -> usize {
-        self.launches.len()
+        self.kernel_launches
     }
 }
 
@@ -435,6 +447,9 @@ impl Drop for CaptureStream {
 struct Session<'a> {
     capture: &'a CaptureStream,
     ended: bool,
+    /// The thread's capture state before this one (a `Graph::capture` inside `record`), put back
+    /// at the end.
+    outer: Option<Capturing>,
 }
 
 impl<'a> Session<'a> {
@@ -444,8 +459,8 @@ impl<'a> Session<'a> {
             .stream
             .begin_capture(mode)
             .map_err(|source| Error::Driver { what: "starting a stream capture".into(), source })?;
-        with_capture(|c| *c = Some(state));
-        Ok(Session { capture, ended: false })
+        let outer = with_capture(|c| c.replace(state));
+        Ok(Session { capture, ended: false, outer })
     }
 
     /// Ends the capture: the captured graph (or why there is none) and the thread's state.
@@ -474,7 +489,8 @@ impl<'a> Session<'a> {
 impl Drop for Session<'_> {
     fn drop(&mut self) {
         if !self.ended {
-            with_capture(|c| *c = None);
+            let outer = self.outer.take();
+            with_capture(|c| *c = outer);
             // SAFETY: as in `end`; the graph of an abandoned capture is destroyed right away.
             if let Ok(graph) = unsafe { result::stream::end_capture(self.capture.raw) } {
                 if !graph.is_null() {
@@ -535,6 +551,9 @@ struct Exec {
     exec: sys::CUgraphExec,
     ctx: Arc<CudaContext>,
 }
+
+// SAFETY: CUDA graph objects are not internally synchronized, so they must not be used from two threads at once; an `Exec` is used only through `&mut Graph` (`launch`) and on drop, which never overlap, and the context handle it keeps is thread-safe.
+unsafe impl Send for Exec {}
 
 impl Drop for Exec {
     fn drop(&mut self) {
