@@ -592,6 +592,12 @@ mod tests {
     }
 
     #[test]
+    fn a_graph_moves_to_another_thread_with_its_buffers() {
+        fn send<T: Send>() {}
+        send::<Graph<(CudaSlice<f32>, Vec<CudaSlice<u32>>)>>();
+    }
+
+    #[test]
     fn launches_are_recorded_only_under_a_capture() {
         record_launch("before", &LaunchConfig::new(1u32, 32u32));
         capturing(0x70, vec![]);
