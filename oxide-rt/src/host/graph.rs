@@ -201,6 +201,17 @@ fn layout_of<B: GraphBuffers>(buffers: &mut B, stream: &CudaStream) -> Vec<(u64,
     out
 }
 
+/// Each kernel and geometry once, in first-launch order.
+fn distinct(launches: Vec<Recorded>) -> Vec<Recorded> {
+    let mut out: Vec<Recorded> = Vec::new();
+    for l in launches {
+        if !out.contains(&l) {
+            out.push(l);
+        }
+    }
+    out
+}
+
 /// How many times `record` may be run while modules get loaded (each run loads at least one).
 const MAX_RECORDS: usize = 16;
 
@@ -285,18 +296,11 @@ impl<B: GraphBuffers> Graph<B> {
                 ));
             }
             let exec = graph.instantiate()?;
-            let kernel_launches = state.launches.len();
-            let mut launches: Vec<Recorded> = Vec::new();
-            for l in state.launches {
-                if !launches.contains(&l) {
-                    launches.push(l);
-                }
-            }
             return Ok(Graph {
                 exec,
                 stream: stream.clone(),
-                launches,
-                kernel_launches,
+                kernel_launches: state.launches.len(),
+                launches: distinct(state.launches),
                 layout,
                 poisoned: false,
                 buffers,
