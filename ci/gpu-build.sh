@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 eval "$(bash ci/setup.sh --env)"
 BIN=.device-bin
 rm -rf "$BIN" && mkdir -p "$BIN"
-EXAMPLES="saxpy reduction sgemm bf16-gemm histogram transpose softmax stencil scan"
+EXAMPLES="saxpy reduction sgemm bf16-gemm histogram transpose softmax stencil scan multi_gpu"
 pkgs=""; for e in $EXAMPLES prebuilt kargs oxide-bench-gpu cargo-oxide; do pkgs="$pkgs -p $e"; done
 cargo build --release --locked $pkgs
 for e in $EXAMPLES prebuilt kargs oxide-bench-gpu cargo-oxide; do cp "target/release/$e" "$BIN/"; done
@@ -22,8 +22,9 @@ rm -rf "$scaffold"
 # Test binaries: the last line cargo prints for each test target names its executable.
 tests() { cargo test --locked "$@" --no-run --message-format=json 2>/dev/null \
   | grep -o '"executable":"[^"]*"' | cut -d'"' -f4; }
-for t in $(tests -p oxide-e2e --test run) $(tests -p device-api --test gpu --test gpu_panic --test gpu_fault) \
+for t in $(tests -p oxide-e2e --test run) $(tests -p device-api --test gpu --test gpu_panic --test gpu_fault --test gpu_graph --test gpu_multi) \
          $(tests -p tensor-ops --test tensor_gpu) $(tests -p bf16-gemm --test bf16_gemm_gpu | grep /deps/) \
+         $(tests -p multi_gpu --test gpus | grep /deps/) $(tests -p scan --test graph_replay | grep /deps/) \
          $(tests --release -p differential --test differential) $(tests -p prebuilt --test image); do
   name="$(basename "$t" | sed 's/-[0-9a-f]*$//')"
   cp "$t" "$BIN/test-$name"

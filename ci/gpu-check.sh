@@ -7,6 +7,14 @@ set -uo pipefail
 OUT="$1"; BIN=.device-bin
 mkdir -p "$OUT"
 export OXIDE_REQUIRE_GPU=1
+# NVLink multicast stays off for NCCL (examples/multi_gpu): on shared machines it can take the
+# host's GPUs out of service.
+export NCCL_NVLS_ENABLE=0
+# NCCL for examples/multi_gpu where the loader does not find libnccl.so: the pip wheel's.
+if ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so '; then
+  OXIDE_NCCL_LIB="$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)"
+  [ -n "$OXIDE_NCCL_LIB" ] && export OXIDE_NCCL_LIB
+fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 status=0
 step() { echo; echo "=== $*"; "$@" || { echo "=== FAILED: $*"; status=1; }; }
@@ -21,6 +29,7 @@ step env OXIDE_BACKEND=cuda "$BIN/bf16-gemm"       # 4096^3 on the tensor cores,
 step env OXIDE_LOG=1 "$BIN/prebuilt"
 step env OXIDE_LOG=1 OXIDE_FORCE_PTX=1 "$BIN/prebuilt"
 step env OXIDE_BACKEND=cuda "$BIN/kargs"
+step env OXIDE_BACKEND=cuda "$BIN/multi_gpu"   # every GPU of the machine (1 rank on one GPU)
 step env OXIDE_BACKEND=cuda "$BIN/scaffold-hello-gpu"   # what `cargo oxide new` writes
 # Informational: the GPU machine has no device toolchain, so doctor exits 1 by design there.
 echo; echo "=== cargo-oxide doctor"; "$BIN/cargo-oxide" doctor || true

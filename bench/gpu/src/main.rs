@@ -4,6 +4,7 @@
 //! the device-to-device copy ceiling of the same run. `bench/gpu/run.sh` does it all.
 
 mod cases;
+mod graph;
 mod harness;
 mod launch;
 mod suite;
@@ -46,6 +47,22 @@ fn run() -> Res<()> {
             "host time per launch (saxpy, 1 block, median of 21 batches of 1000): typed launcher {:.2} us, raw cudarc launch_builder {:.2} us, ratio {:.3}",
             o.oxide_us, o.raw_us, o.oxide_us / o.raw_us
         );
+    }
+
+    if opt("--only").is_none_or(|o| o.split(',').any(|o| o == "graph")) {
+        println!("| launches | direct us/launch | graph replay us/launch | direct / graph | capture ms |");
+        println!("| ---: | ---: | ---: | ---: | ---: |");
+        for launches in [10, 100, 1000] {
+            let g = graph::measure(&bench, launches)?;
+            println!(
+                "| {} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                g.launches,
+                g.direct_us,
+                g.graph_us,
+                g.direct_us / g.graph_us,
+                g.capture_ms
+            );
+        }
     }
 
     // A failing case (a wrong result, a twin that did not compile) is reported and the run goes

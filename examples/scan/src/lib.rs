@@ -5,6 +5,7 @@ pub mod kernels;
 
 use example_common::{driver_err as err, Rng};
 use oxide_rt::cuda::{CudaSlice, CudaStream};
+use oxide_rt::host::Graph;
 use oxide_rt::LaunchConfig;
 use std::sync::Arc;
 
@@ -146,31 +147,47 @@ impl GpuScan {
 
     /// Enqueues the whole scan of `x` (`n` elements) into `outs[0]`.
     pub fn launch(&mut self, stream: &Arc<CudaStream>, x: &CudaSlice<u32>) -> Result<(), oxide_rt::Error> {
-        for (step, k) in schedule(self.n) {
-            let (below, rest) = self.outs.split_at_mut(k);
-            let (cur, above) = rest.split_at_mut(1);
-            let input = if k == 0 { x } else { &below[k - 1] };
-            let cfg = config(self.sizes[k]);
-            match step {
-                Step::Totals => {
-                    kernels::launch_scan_block_totals_with(stream, cfg, input, stride(k), self.sizes[k], &mut cur[0])?
-                }
-                Step::Scan => {
-                    let offsets = above.first().unwrap_or(&self.dummy);
-                    kernels::launch_scan_blocks_with(
-                        stream,
-                        cfg,
-                        input,
-                        stride(k),
-                        self.sizes[k],
-                        offsets,
-                        &mut cur[0],
-                    )?
-                }
+        launch_levels(stream, &self.sizes, x, &mut self.outs, &self.dummy)
+    }
+}
+
+/// The launches of a scan of `x` into `outs[0]`, level by level (`sizes`: [`levels`] of its
+/// length; `outs` and `dummy` as in [`GpuScan`]).
+pub fn launch_levels(
+    stream: &Arc<CudaStream>,
+    sizes: &[usize],
+    x: &CudaSlice<u32>,
+    outs: &mut [CudaSlice<u32>],
+    dummy: &CudaSlice<u32>,
+) -> Result<(), oxide_rt::Error> {
+    let n = sizes.first().copied().unwrap_or(0);
+    for (step, k) in schedule(n) {
+        let (below, rest) = outs.split_at_mut(k);
+        let (cur, above) = rest.split_at_mut(1);
+        let input = if k == 0 { x } else { &below[k - 1] };
+        let cfg = config(sizes[k]);
+        match step {
+            Step::Totals => {
+                kernels::launch_scan_block_totals_with(stream, cfg, input, stride(k), sizes[k], &mut cur[0])?
+            }
+            Step::Scan => {
+                let offsets = above.first().unwrap_or(dummy);
+                kernels::launch_scan_blocks_with(stream, cfg, input, stride(k), sizes[k], offsets, &mut cur[0])?
             }
         }
-        Ok(())
     }
+    Ok(())
+}
+
+/// A scan of `n` elements captured once into a CUDA graph that owns its buffers: the input
+/// (`.0`, write it through `graph.buffers_mut()`), the level outputs (`.1`, the result in
+/// `.1[0]`) and the dummy offsets (`.2`). Each `graph.launch()` replays every level's launches.
+pub type ScanGraph = Graph<(CudaSlice<u32>, Vec<CudaSlice<u32>>, CudaSlice<u32>)>;
+
+pub fn capture_graph(stream: &Arc<CudaStream>, n: usize) -> Result<ScanGraph, oxide_rt::Error> {
+    let GpuScan { sizes, outs, dummy, .. } = GpuScan::new(stream, n.max(1))?;
+    let x = stream.alloc_zeros::<u32>(n.max(1)).map_err(err("allocating the scan's input on the GPU"))?;
+    Graph::capture(stream, (x, outs, dummy), |s, (x, outs, dummy)| launch_levels(s, &sizes, x, outs, dummy))
 }
 
 pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {

@@ -13,7 +13,7 @@ use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, CudaView, CudaView
 use cudarc::driver::{DeviceSlice, SyncOnDrop};
 use std::sync::Arc;
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -312,6 +312,7 @@ pub fn input_arg<'a, T>(
     let owner = buf.owner().map(|ctx| ctx.cu_ctx());
     let (ptr, guard) = buf.device_ptr(stream);
     check_buffer::<T>(kernel, arg, ptr, len, owner, stream)?;
+    super::graph::check_arg(kernel, arg, stream.cu_stream() as usize, ptr, len * std::mem::size_of::<T>())?;
     let ptr = if len == 0 || ptr == 0 { pad } else { ptr };
     Ok((ptr, len, guard))
 }
@@ -329,6 +330,7 @@ pub fn output_arg<'a, T>(
     let owner = buf.owner().map(|ctx| ctx.cu_ctx());
     let (ptr, guard) = buf.device_ptr_mut(stream);
     check_buffer::<T>(kernel, arg, ptr, len, owner, stream)?;
+    super::graph::check_arg(kernel, arg, stream.cu_stream() as usize, ptr, len * std::mem::size_of::<T>())?;
     let ptr = if len == 0 || ptr == 0 { std::mem::align_of::<T>() as u64 } else { ptr };
     Ok((ptr, len, guard))
 }

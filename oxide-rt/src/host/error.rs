@@ -9,6 +9,12 @@ pub enum Error {
     NoDriver,
     /// The driver is present but reports no device.
     NoDevice,
+    /// `Gpu::new(ordinal)` asked for a GPU the driver does not report: it sees `count` of them,
+    /// numbered from 0.
+    NoSuchDevice { ordinal: usize, count: usize },
+    /// A CUDA graph of typed launches could not be captured or replayed (see
+    /// [`Graph`](crate::host::Graph)); the message says why and what to do.
+    Graph(String),
     /// A CUDA driver call failed.
     Driver { what: String, source: cudarc::driver::DriverError },
     /// The driver rejected the embedded PTX; `log` is the JIT compiler's own log.
@@ -76,6 +82,13 @@ impl fmt::Display for Error {
                 f,
                 "the CUDA driver reports no GPU; check `nvidia-smi`, or run on the CPU with OXIDE_BACKEND=cpu"
             ),
+            Error::NoSuchDevice { ordinal, count } => write!(
+                f,
+                "there is no GPU {ordinal}: the CUDA driver reports {count} GPU(s), numbered 0 to {}; check \
+                 `nvidia-smi` and CUDA_VISIBLE_DEVICES, or ask `Gpu::count()` first",
+                count.saturating_sub(1)
+            ),
+            Error::Graph(msg) => write!(f, "CUDA graph: {msg}"),
             Error::Driver { what, source } => write!(f, "{what}: {source}"),
             Error::PtxLoad { log, source } => {
                 write!(f, "the CUDA driver rejected the embedded PTX ({source})")?;

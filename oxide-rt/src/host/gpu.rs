@@ -74,9 +74,20 @@ impl Gpu {
         if count <= 0 {
             return Err(Error::NoDevice);
         }
+        if ordinal >= count as usize {
+            return Err(Error::NoSuchDevice { ordinal, count: count as usize });
+        }
         let ctx = CudaContext::new(ordinal).map_err(driver_err(format!("creating a context on GPU {ordinal}")))?;
         let stream = ctx.default_stream();
         Ok(Gpu { ctx, stream })
+    }
+
+    /// How many GPUs the driver reports (0 without a driver), for one `Gpu::new(i)` per device.
+    pub fn count() -> usize {
+        if !gpu_available() {
+            return 0;
+        }
+        result::device::get_count().map(|n| n.max(0) as usize).unwrap_or(0)
     }
 
     /// Waits for the stream; a kernel that panicked comes back as `Error::KernelPanic`
@@ -143,12 +154,12 @@ fn module_for(
     embedded: &'static crate::EmbeddedModule,
 ) -> Result<(Arc<CudaModule>, Limits, u64), Error> {
     let ctx = stream.context();
-    let ptx = embedded.ptx;
-    let key = (ptx.as_ptr() as usize, Arc::as_ptr(ctx) as usize);
+    let key = module_key(ctx, embedded);
     let mut modules = lock(&MODULES);
     if let Some(m) = modules.iter().find(|m| (m.ptx, m.ctx) == key) {
         return Ok((m.module.clone(), m.limits, m.pad));
     }
+    let ptx = embedded.ptx;
     let limits = Limits::query(ctx)?;
     // The cubin for this device's arch when embedded, else the PTX (host/image.rs).
     let module = super::image::load(ctx, embedded, |source| Error::PtxLoad { log: jit_log(ctx, ptx), source })?;
@@ -160,6 +171,21 @@ fn module_for(
     let pad_addr = pad.device_ptr(stream).0;
     modules.push(LoadedModule { ptx: key.0, ctx: key.1, module: module.clone(), limits, pad: pad_addr, _pad: pad });
     Ok((module, limits, pad_addr))
+}
+
+/// The module cache's key: which embedded PTX, loaded in which context. Contexts are told apart
+/// by their `Arc` (a cached module holds its context, so the address is never reused).
+fn module_key(ctx: &Arc<CudaContext>, embedded: &'static crate::EmbeddedModule) -> (usize, usize) {
+    (embedded.ptx.as_ptr() as usize, Arc::as_ptr(ctx) as usize)
+}
+
+/// The module when it is already loaded in the stream's context; never loads.
+fn cached_module(
+    stream: &Arc<CudaStream>,
+    embedded: &'static crate::EmbeddedModule,
+) -> Option<(Arc<CudaModule>, Limits, u64)> {
+    let key = module_key(stream.context(), embedded);
+    lock(&MODULES).iter().find(|m| (m.ptx, m.ctx) == key).map(|m| (m.module.clone(), m.limits, m.pad))
 }
 
 /// Per-thread stack the driver reserves when a module makes indirect calls (core::fmt in
@@ -291,61 +317,110 @@ impl Kernel {
         stream: &Arc<CudaStream>,
         cfg: &LaunchConfig,
     ) -> Result<(CudaFunction, cudarc::driver::LaunchConfig, u64), Error> {
-        let ctx = stream.context();
-        let ctx_key = Arc::as_ptr(ctx) as usize;
-        let (module, limits, pad) = module_for(stream, self.module)?;
-        let (func, max_threads, static_shared, local_bytes) = {
-            let mut funcs = lock(&self.functions);
-            match funcs.iter().find(|f| f.ctx == ctx_key) {
-                Some(f) => (f.func.clone(), f.max_threads, f.static_shared, f.local_bytes),
-                None => {
-                    let f = module.load_function(self.name).map_err(|source| Error::Driver {
-                        what: format!(
-                            "kernel `{}` is not in the embedded PTX (was the crate built with oxide-build?)",
-                            self.name
-                        ),
-                        source,
-                    })?;
-                    let attr = |a: CUfunction_attribute, what: &str| {
-                        f.get_attribute(a)
-                            .map(|v| v.max(0) as u32)
-                            .map_err(driver_err(format!("reading the {what} of kernel `{}`", self.name)))
-                    };
-                    let max = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "thread limit")?;
-                    let shared =
-                        attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory size")?;
-                    let local = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local memory size")?;
-                    funcs.push(Function {
-                        ctx: ctx_key,
-                        func: f.clone(),
-                        max_threads: max,
-                        static_shared: shared,
-                        local_bytes: local,
-                    });
-                    (f, max, shared, local)
-                }
-            }
+        // Under stream capture the launch becomes a node of a graph, which is only sound in a
+        // capture `Graph::capture` runs (host/graph.rs), and nothing may load there.
+        let capturing = super::graph::capture_kind(self.name, stream)? == super::graph::Capture::Oxide;
+        let found = if capturing { self.cached_function(stream) } else { Some(self.function(stream)?) };
+        let Some(f) = found else {
+            return Err(super::graph::defer_load(self));
         };
-        check(self.name, cfg, &limits, max_threads)?;
-        check_memory(self.name, cfg.shared_mem_bytes, static_shared, limits.shared_optin, local_bytes)?;
-        if cfg.shared_mem_bytes.saturating_add(static_shared) > SHARED_WITHOUT_OPT_IN {
+        check(self.name, cfg, &f.limits, f.max_threads)?;
+        check_memory(self.name, cfg.shared_mem_bytes, f.static_shared, f.limits.shared_optin, f.local_bytes)?;
+        if cfg.shared_mem_bytes.saturating_add(f.static_shared) > SHARED_WITHOUT_OPT_IN {
             // Above 48 KiB in all the driver wants an explicit opt-in per function.
-            func.set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                cfg.shared_mem_bytes as i32,
-            )
-            .map_err(driver_err(format!(
-                "allowing {} bytes of dynamic shared memory for kernel `{}`",
-                cfg.shared_mem_bytes, self.name
-            )))?;
+            f.func
+                .set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    cfg.shared_mem_bytes as i32,
+                )
+                .map_err(driver_err(format!(
+                    "allowing {} bytes of dynamic shared memory for kernel `{}`",
+                    cfg.shared_mem_bytes, self.name
+                )))?;
         }
-        super::panic::note_launch(stream, self.name, cfg)?;
+        if capturing {
+            // Not run now: the graph re-notes its launches at each replay (panic reports).
+            super::panic::check_pending(stream)?;
+            super::graph::record_launch(self.name, cfg);
+        } else {
+            super::panic::note_launch(stream, self.name, cfg)?;
+        }
         let raw = cudarc::driver::LaunchConfig {
             grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
             block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
             shared_mem_bytes: cfg.shared_mem_bytes,
         };
-        Ok((func, raw, pad))
+        Ok((f.func, raw, f.pad))
+    }
+
+    /// Loads the kernel's module and function in the stream's context (outside any capture).
+    pub(crate) fn load(&'static self, stream: &Arc<CudaStream>) -> Result<(), Error> {
+        self.function(stream).map(|_| ())
+    }
+
+    /// The kernel's function in the stream's context, loading its module on first use.
+    fn function(&'static self, stream: &Arc<CudaStream>) -> Result<Loaded, Error> {
+        if let Some(f) = self.cached_function(stream) {
+            return Ok(f);
+        }
+        let (module, limits, pad) = module_for(stream, self.module)?;
+        let ctx_key = Arc::as_ptr(stream.context()) as usize;
+        let mut funcs = lock(&self.functions);
+        if let Some(f) = funcs.iter().find(|f| f.ctx == ctx_key) {
+            return Ok(f.loaded(limits, pad));
+        }
+        let f = module.load_function(self.name).map_err(|source| Error::Driver {
+            what: format!("kernel `{}` is not in the embedded PTX (was the crate built with oxide-build?)", self.name),
+            source,
+        })?;
+        let attr = |a: CUfunction_attribute, what: &str| {
+            f.get_attribute(a)
+                .map(|v| v.max(0) as u32)
+                .map_err(driver_err(format!("reading the {what} of kernel `{}`", self.name)))
+        };
+        let function = Function {
+            ctx: ctx_key,
+            max_threads: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "thread limit")?,
+            static_shared: attr(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                "static shared memory size",
+            )?,
+            local_bytes: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local memory size")?,
+            func: f,
+        };
+        let loaded = function.loaded(limits, pad);
+        funcs.push(function);
+        Ok(loaded)
+    }
+
+    /// The kernel's function when it and its module are already loaded in the stream's context.
+    fn cached_function(&'static self, stream: &Arc<CudaStream>) -> Option<Loaded> {
+        let (_, limits, pad) = cached_module(stream, self.module)?;
+        let ctx_key = Arc::as_ptr(stream.context()) as usize;
+        lock(&self.functions).iter().find(|f| f.ctx == ctx_key).map(|f| f.loaded(limits, pad))
+    }
+}
+
+/// What a launch needs of a loaded kernel: its function, limits and the context's pad.
+struct Loaded {
+    func: CudaFunction,
+    limits: Limits,
+    pad: u64,
+    max_threads: u32,
+    static_shared: u32,
+    local_bytes: u32,
+}
+
+impl Function {
+    fn loaded(&self, limits: Limits, pad: u64) -> Loaded {
+        Loaded {
+            func: self.func.clone(),
+            limits,
+            pad,
+            max_threads: self.max_threads,
+            static_shared: self.static_shared,
+            local_bytes: self.local_bytes,
+        }
     }
 }
 

@@ -133,6 +133,27 @@ pub(crate) fn install(ctx: &Arc<CudaContext>, module: &Arc<CudaModule>) -> Resul
 /// Before a launch of `kernel` on `stream`: reports a panic of an earlier launch in the
 /// context (the context would reject this launch anyway), else remembers this launch.
 pub(crate) fn note_launch(stream: &CudaStream, kernel: &'static str, cfg: &LaunchConfig) -> Result<(), Error> {
+    note_launches(stream, &[(kernel, geometry(cfg))])
+}
+
+/// The geometry the device records for a launch made with `cfg`.
+pub(crate) fn geometry(cfg: &LaunchConfig) -> Geometry {
+    Geometry {
+        grid: [cfg.grid.x, cfg.grid.y, cfg.grid.z],
+        block: [cfg.block.x, cfg.block.y, cfg.block.z],
+        dynamic_shared: cfg.shared_mem_bytes,
+    }
+}
+
+/// Reports a panic of an earlier launch in the stream's context, without noting a launch (a
+/// launch under capture runs only when its graph is replayed).
+pub(crate) fn check_pending(stream: &CudaStream) -> Result<(), Error> {
+    note_launches(stream, &[])
+}
+
+/// [`note_launch`] for several launches at once: a replayed graph's kernel launches, each
+/// distinct kernel and geometry once (which of equal launches panicked cannot be told apart).
+pub(crate) fn note_launches(stream: &CudaStream, launches: &[(&'static str, Geometry)]) -> Result<(), Error> {
     let ctx = stream.context();
     let mut slots = lock();
     let Some(slot) = slots.iter_mut().find(|s| same_ctx(s, ctx)) else {
@@ -141,18 +162,15 @@ pub(crate) fn note_launch(stream: &CudaStream, kernel: &'static str, cfg: &Launc
     if let Some(e) = take(slot) {
         return Err(e);
     }
-    let launch = Launch {
-        seq: slot.next_seq,
-        kernel,
-        stream: stream.cu_stream() as usize,
-        geometry: Geometry {
-            grid: [cfg.grid.x, cfg.grid.y, cfg.grid.z],
-            block: [cfg.block.x, cfg.block.y, cfg.block.z],
-            dynamic_shared: cfg.shared_mem_bytes,
-        },
-    };
-    slot.next_seq += 1;
-    remember(&mut slot.in_flight, launch);
+    let handle = stream.cu_stream() as usize;
+    for (i, &(kernel, geometry)) in launches.iter().enumerate() {
+        if launches[..i].iter().any(|&(k, g)| k == kernel && g == geometry) {
+            continue;
+        }
+        let launch = Launch { seq: slot.next_seq, kernel, stream: handle, geometry };
+        slot.next_seq += 1;
+        remember(&mut slot.in_flight, launch);
+    }
     Ok(())
 }
 
