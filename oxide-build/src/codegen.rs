@@ -343,3 +343,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+impl Ptx {
+    /// PTX that another compiler wrote (nvcc for CUDA C++ sources), for the ptxas stage.
+    pub(crate) fn from_file(path: PathBuf, text: String) -> Ptx {
+        Ptx { path, text, commands: vec![], inputs: vec![], warnings: vec![] }
+    }
+}

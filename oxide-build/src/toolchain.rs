@@ -411,6 +411,19 @@ fn setup_venv_ptxas(env: &Env) -> Option<PathBuf> {
         .find(|p| is_executable(p))
 }
 
+/// nvcc for CUDA C++ sources: `OXIDE_NVCC`, else the one next to ptxas (the pinned wheel set
+/// of `ci/setup.sh`, or a toolkit's bin), else `NVCC` (cc's variable), else `nvcc` on `PATH`.
+pub(crate) fn find_nvcc(env: &Env, ptxas: Option<&Path>) -> Option<PathBuf> {
+    env.path("OXIDE_NVCC")
+        .or_else(|| ptxas.and_then(|p| p.parent()).map(|d| d.join("nvcc")).filter(|p| is_executable(p)))
+        .or_else(|| env.path("NVCC"))
+        .or_else(|| env.which("nvcc"))
+        .or_else(|| cuda_roots(env).into_iter().map(|r| r.join("bin/nvcc")).find(|p| is_executable(p)))
+}
+
+/// What installs nvcc matching ptxas.
+pub const INSTALL_NVCC: &str = "bash ci/setup.sh (pins nvidia-cuda-nvcc, nvidia-nvvm, nvidia-cuda-crt and nvidia-cuda-runtime to one release), or install the CUDA toolkit and set OXIDE_NVCC";
+
 fn find_libdevice(env: &Env, ptxas: Option<&Path>) -> Option<PathBuf> {
     let mut roots = cuda_roots(env);
     // ptxas lives in <root>/bin both in the toolkit and in the nvidia-cuda-nvcc wheel.
