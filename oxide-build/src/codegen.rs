@@ -59,6 +59,13 @@ pub(crate) struct Ptx {
     warnings: Vec<String>,
 }
 
+impl Ptx {
+    /// PTX that another compiler wrote (nvcc for CUDA C++ sources), for the ptxas stage.
+    pub(crate) fn from_file(path: PathBuf, text: String) -> Ptx {
+        Ptx { path, text, commands: vec![], inputs: vec![], warnings: vec![] }
+    }
+}
+
 impl crate::Traced for Ptx {
     fn trace(&self) -> crate::Trace {
         crate::Trace {
@@ -341,12 +348,5 @@ mod tests {
         let ir = String::from_utf8_lossy(&out.stdout);
         assert_eq!(ir.matches("store i32 %v").count(), 1, "the loop was unrolled:\n{ir}");
         let _ = std::fs::remove_dir_all(&dir);
-    }
-}
-
-impl Ptx {
-    /// PTX that another compiler wrote (nvcc for CUDA C++ sources), for the ptxas stage.
-    pub(crate) fn from_file(path: PathBuf, text: String) -> Ptx {
-        Ptx { path, text, commands: vec![], inputs: vec![], warnings: vec![] }
     }
 }

@@ -115,8 +115,8 @@ fn load_libclang() -> Result<(), Error> {
     }
     clang_sys::load().map_err(|e| {
         bindings_error(format!(
-            "libclang is needed to read CUDA C++ sources and was not found: {e}\n  fix: apt-get install libclang1-22 clang-22 \
-             (bash ci/setup.sh does), or set LIBCLANG_PATH to the directory of libclang.so"
+            "libclang is needed to read CUDA C++ sources and was not found: {e}\n  fix: {}",
+            crate::toolchain::INSTALL_LIBCLANG
         ))
     })
 }

@@ -421,6 +421,10 @@ pub(crate) fn find_nvcc(env: &Env, ptxas: Option<&Path>) -> Option<PathBuf> {
         .or_else(|| cuda_roots(env).into_iter().map(|r| r.join("bin/nvcc")).find(|p| is_executable(p)))
 }
 
+/// What installs libclang for bindgen (CUDA C++ launchers).
+pub const INSTALL_LIBCLANG: &str =
+    "apt-get install clang-22 libclang1-22 (bash ci/setup.sh does), or set LIBCLANG_PATH to the directory of libclang.so";
+
 /// What installs nvcc matching ptxas.
 pub const INSTALL_NVCC: &str = "bash ci/setup.sh (pins nvidia-cuda-nvcc, nvidia-nvvm, nvidia-cuda-crt and nvidia-cuda-runtime to one release), or install the CUDA toolkit and set OXIDE_NVCC";
 
@@ -603,6 +607,39 @@ pub(crate) fn doctor(env: &Env) -> Report {
             None,
             "no libcuda.so.1 in LD_LIBRARY_PATH, the linker cache or the usual library directories: kernels run on the CPU executor".into(),
             Some("install the NVIDIA driver (it ships libcuda); containers need the NVIDIA container toolkit".into()),
+            false,
+        ),
+    }
+    // CUDA C++ sources (`Build::cuda_source`) only: nvcc of ptxas's release, and libclang.
+    match find_nvcc(env, ptxas.as_deref()) {
+        Some(p) => {
+            let version = Command::new(&p)
+                .arg("--version")
+                .output()
+                .ok()
+                .and_then(|o| {
+                    String::from_utf8_lossy(&o.stdout).lines().find(|l| l.contains("release")).map(str::to_string)
+                })
+                .unwrap_or_default();
+            check("nvcc", Some(p.display().to_string()), version, None, false)
+        }
+        None => check(
+            "nvcc",
+            None,
+            "not in OXIDE_NVCC, next to ptxas, NVCC, PATH or $CUDA_HOME/bin: CUDA C++ sources cannot be built".into(),
+            Some(INSTALL_NVCC.into()),
+            false,
+        ),
+    }
+    match clang_sys::get_library().map(|l| l.path().to_path_buf()).map(Ok).unwrap_or_else(|| {
+        clang_sys::load().map(|_| clang_sys::get_library().map(|l| l.path().to_path_buf()).unwrap_or_default())
+    }) {
+        Ok(p) => check("libclang", Some(p.display().to_string()), String::new(), None, false),
+        Err(e) => check(
+            "libclang",
+            None,
+            format!("{e}: the launchers of CUDA C++ sources cannot be generated"),
+            Some(INSTALL_LIBCLANG.into()),
             false,
         ),
     }
