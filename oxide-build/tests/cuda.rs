@@ -167,3 +167,30 @@ fn a_rust_struct_whose_layout_differs_from_the_header_is_an_error_naming_the_fie
     assert!(msg.contains("field `radius` of shared struct `Params` is not at offset 4"), "{msg}");
     assert!(msg.contains("C (clang for nvptx64, as src/k.cu sees it)"), "{msg}");
 }
+
+#[test]
+fn an_edited_header_is_tracked_and_rebuilds_the_launchers_and_ptx() {
+    let (dir, mut b) = crate_with(
+        "header_edit",
+        &[
+            ("src/kernels.rs", "pub fn nothing() {}\n"),
+            ("src/inc/p.h", "struct P { float a; };\n"),
+            ("src/k.cu", "#include \"inc/p.h\"\n__global__ void k(float* y, P p) { y[0] = p.a; }\n"),
+        ],
+    );
+    b.cuda_source("src/k.cu");
+    let first = b.try_compile().unwrap_or_else(|e| panic!("{e}")).cuda.expect("CUDA C++ output");
+    assert!(first.deps.contains(&dir.join("src/inc/p.h")), "the header reruns the build: {:?}", first.deps);
+    let ptx_before = std::fs::read_to_string(&first.ptx[0]).unwrap();
+    std::fs::write(dir.join("src/inc/p.h"), "struct P { float a; double scale; };\n").unwrap();
+    let second = b.try_compile().unwrap_or_else(|e| panic!("{e}")).cuda.expect("CUDA C++ output");
+    let rs = std::fs::read_to_string(&second.bindings).unwrap();
+    assert!(rs.contains("pub scale: f64"), "the new field reaches the Rust struct:\n{rs}");
+    let tight: String = rs.chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(tight.contains("size_of::<P>()==16"), "and its layout assertion:\n{rs}");
+    let ptx_after = std::fs::read_to_string(&second.ptx[0]).unwrap();
+    assert!(
+        ptx_before.contains(".b8 _Z1kPf1P_param_1[4]") && ptx_after.contains(".b8 _Z1kPf1P_param_1[16]"),
+        "{ptx_after}"
+    );
+}
