@@ -6,5 +6,7 @@ fn main() {
         // Its params struct, shared with the Rust kernel (generated once, layout proven).
         .shared_header("src/shared/filter.h")
         .cuda_include("src/shared")
+        // `__host__ __device__` functions the Rust kernel calls: linked in as LLVM IR.
+        .cuda_device_source("src/legacy/edge.cu")
         .compile();
 }

@@ -60,7 +60,14 @@ fn bindings_error(msg: String) -> Error {
 /// the Rust file.
 pub(crate) fn run(input: &Input<'_>) -> Result<Bindings, Error> {
     load_libclang()?;
-    let args = clang_args(input)?;
+    let args = clang_args(&ClangInput {
+        includes: input.includes,
+        defines: input.defines,
+        lowest: input.lowest,
+        nvcc: input.nvcc,
+        work_dir: input.work_dir,
+        env: input.env,
+    })?;
     let mut read = Read::default();
     let mut commands = Vec::new();
     let mut inputs = Vec::new();
@@ -121,9 +128,19 @@ fn load_libclang() -> Result<(), Error> {
     })
 }
 
-/// libclang in CUDA device mode, as nvcc sees the source: the device target (so the layouts
-/// bindgen reports are nvptx64's), the CUDA headers of nvcc's own installation.
-fn clang_args(input: &Input<'_>) -> Result<Vec<String>, Error> {
+/// What clang's CUDA arguments are made of.
+pub(crate) struct ClangInput<'a> {
+    pub includes: &'a [PathBuf],
+    pub defines: &'a [(String, Option<String>)],
+    pub lowest: &'a str,
+    pub nvcc: &'a Path,
+    pub work_dir: &'a Path,
+    pub env: &'a Env,
+}
+
+/// clang (and libclang) in CUDA device mode, as nvcc sees the source: the device target (so
+/// the layouts bindgen reports are nvptx64's), the CUDA headers of nvcc's own installation.
+pub(crate) fn clang_args(input: &ClangInput<'_>) -> Result<Vec<String>, Error> {
     let cuda_root = input.nvcc.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
     let mut args: Vec<String> =
         ["-x", "cuda", "--cuda-device-only", "-nocudalib", "-Wno-unknown-cuda-version", "-std=c++17"]
@@ -158,10 +175,10 @@ fn clang_args(input: &Input<'_>) -> Result<Vec<String>, Error> {
     Ok(args)
 }
 
-/// The builtin-header directory of the clang matching libclang (`OXIDE_CLANG`, `clang-22`,
-/// `clang`); `None` leaves libclang's own guess.
+/// The builtin-header directory of the clang matching libclang; `None` leaves libclang's own
+/// guess.
 fn resource_dir(env: &Env) -> Option<PathBuf> {
-    let clang = env.path("OXIDE_CLANG").or_else(|| env.which("clang-22")).or_else(|| env.which("clang"))?;
+    let clang = crate::toolchain::find_clang(env)?;
     let out = Command::new(clang).arg("-print-resource-dir").output().ok()?;
     let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     (out.status.success() && dir.is_dir()).then_some(dir)

@@ -163,7 +163,8 @@ fn host_compiler(env: &Env) -> Option<PathBuf> {
     build.try_get_compiler().ok().map(|t| t.path().to_path_buf())
 }
 
-const HOST_TRIPLE: &str = "x86_64-unknown-linux-gnu";
+/// The host when no build script says (tests, `cargo oxide`): the only one oxide targets.
+pub(crate) const HOST_TRIPLE: &str = "x86_64-unknown-linux-gnu";
 
 struct Nvcc {
     ptx: PathBuf,

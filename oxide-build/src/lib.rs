@@ -24,6 +24,7 @@
 
 mod codegen;
 mod cuda_bindings;
+mod cuda_bitcode;
 mod cuda_sources;
 mod device_build;
 mod device_crate;
@@ -81,6 +82,7 @@ pub struct Build {
 #[derive(Clone, Debug, Default)]
 struct CudaConfig {
     sources: Vec<PathBuf>,
+    device_sources: Vec<PathBuf>,
     headers: Vec<PathBuf>,
     includes: Vec<PathBuf>,
     defines: Vec<(String, Option<String>)>,
@@ -90,7 +92,7 @@ struct CudaConfig {
 
 impl CudaConfig {
     fn is_empty(&self) -> bool {
-        self.sources.is_empty() && self.headers.is_empty()
+        self.sources.is_empty() && self.headers.is_empty() && self.device_sources.is_empty()
     }
 }
 
@@ -299,6 +301,16 @@ impl Build {
         self
     }
 
+    /// A CUDA C++ source (relative to the manifest directory) of `extern "C" __host__ __device__`
+    /// functions that Rust kernels call, declared in the kernels module as
+    /// `extern "C" { fn clamp_index(v: i32, hi: i32) -> i32; }`. clang (LLVM 22, the device
+    /// rustc's) compiles it to LLVM IR that is linked into the Rust module before `opt`, so the
+    /// calls inline; `cc` compiles it for the host too, where the CPU executor calls it.
+    pub fn cuda_device_source(&mut self, path: impl AsRef<Path>) -> &mut Build {
+        self.cuda.device_sources.push(path.as_ref().to_path_buf());
+        self
+    }
+
     /// A C/C++ header (relative to the manifest directory) whose structs are shared by CUDA C++
     /// and Rust: each becomes a `#[repr(C)]` kernel argument in `oxide_rt::include_cuda!()`,
     /// with the C layout (size, alignment, every field offset) asserted on the host and on
@@ -430,6 +442,7 @@ impl Build {
                     opt_level: self.opt_level,
                     fmad: self.fmad,
                     work_dir: &plan.work_dir(),
+                    linked_ir: cuda.as_ref().map(|c| c.device_ir.as_slice()).unwrap_or_default(),
                 },
             )
         })?;
@@ -536,11 +549,50 @@ impl Build {
                 env: &self.env,
             })
         })?;
+        let device_sources = abs(&self.cuda.device_sources);
+        let bitcode = match device_sources.is_empty() {
+            true => None,
+            false => Some(rec.run("CUDA C++ device functions (clang -emit-llvm + cc)", || {
+                let clang = toolchain::find_clang(&self.env).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::ToolchainNotFound,
+                        format!(
+                            "CUDA C++ device functions need clang 22 (the device rustc's LLVM), and none was found \
+                             (looked for: OXIDE_CLANG, clang-22, clang on PATH)\n  fix: {}",
+                            toolchain::INSTALL_LIBCLANG
+                        ),
+                    )
+                })?;
+                let work_dir = plan.work_dir().join("cuda");
+                let cuda_args = cuda_bindings::clang_args(&cuda_bindings::ClangInput {
+                    includes: &includes,
+                    defines: &self.cuda.defines,
+                    lowest: &plan.lowest,
+                    nvcc: &nvcc,
+                    work_dir: &work_dir,
+                    env: &self.env,
+                })?;
+                cuda_bitcode::run(&cuda_bitcode::Input {
+                    sources: &device_sources,
+                    manifest_dir: &plan.manifest_dir,
+                    clang: &clang,
+                    cuda_args: &cuda_args,
+                    opt_level: self.opt_level,
+                    work_dir: &work_dir,
+                    out_dir: &plan.out_dir,
+                    cargo_metadata: self.cargo_metadata,
+                    package: &plan.package,
+                    env: &self.env,
+                })
+            })?),
+        };
         let mut deps: Vec<PathBuf> = compiled.modules.iter().flat_map(|m| m.deps.iter().cloned()).collect();
-        deps.extend(sources.iter().chain(&headers).cloned());
+        deps.extend(sources.iter().chain(&headers).chain(&device_sources).cloned());
+        deps.extend(bitcode.iter().flat_map(|b| b.deps.iter().cloned()));
         deps.sort();
         deps.dedup();
-        Ok(Some(CudaBuilt { modules: compiled.modules, bindings, deps }))
+        let device_ir = bitcode.map(|b| b.ir).unwrap_or_default();
+        Ok(Some(CudaBuilt { modules: compiled.modules, bindings, deps, device_ir }))
     }
 
     /// The build's result taken from a prebuilt directory (after checking it is current).
@@ -641,6 +693,8 @@ struct CudaBuilt {
     bindings: cuda_bindings::Bindings,
     /// Every file nvcc read (sources and each header they include) and the shared headers.
     deps: Vec<PathBuf>,
+    /// The device functions' LLVM IR, linked into the Rust module.
+    device_ir: Vec<PathBuf>,
 }
 
 /// Where the generated CUDA C++ bindings are, and which files rerun the build script.

@@ -421,6 +421,12 @@ pub(crate) fn find_nvcc(env: &Env, ptxas: Option<&Path>) -> Option<PathBuf> {
         .or_else(|| cuda_roots(env).into_iter().map(|r| r.join("bin/nvcc")).find(|p| is_executable(p)))
 }
 
+/// clang for CUDA C++ device functions (and libclang's builtin headers): `OXIDE_CLANG`, else
+/// `clang-22` (the LLVM of the device rustc), else `clang` on `PATH`.
+pub(crate) fn find_clang(env: &Env) -> Option<PathBuf> {
+    env.path("OXIDE_CLANG").or_else(|| env.which("clang-22")).or_else(|| env.which("clang"))
+}
+
 /// What installs libclang for bindgen (CUDA C++ launchers).
 pub const INSTALL_LIBCLANG: &str =
     "apt-get install clang-22 libclang1-22 (bash ci/setup.sh does), or set LIBCLANG_PATH to the directory of libclang.so";

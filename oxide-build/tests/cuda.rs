@@ -194,3 +194,27 @@ fn an_edited_header_is_tracked_and_rebuilds_the_launchers_and_ptx() {
         "{ptx_after}"
     );
 }
+
+#[test]
+fn rust_kernels_call_cuda_cpp_device_functions_inlined_and_the_host_gets_them_too() {
+    let kernels = "use oxide_rt::device::*;\n\
+        extern \"C\" {\n    fn clamp_index(v: i32, hi: i32) -> i32;\n}\n\
+        #[kernel]\npub fn clamp_all(x: &[i32], hi: i32, mut y: DisjointSlice<i32>) {\n    let i = thread::index();\n    \
+        if let (Some(o), Some(v)) = (y.get_mut(i), x.get(i.get())) {\n        \
+        // SAFETY: a pure function of its arguments.\n        *o = unsafe { clamp_index(*v, hi) };\n    }\n}\n";
+    let helpers = "extern \"C\" __host__ __device__ int clamp_index(int v, int hi) {\n    \
+                   return v < 0 ? 0 : (v > hi ? hi : v);\n}\n";
+    let (dir, mut b) = crate_with("device_functions", &[("src/kernels.rs", kernels), ("src/helpers.cu", helpers)]);
+    b.cuda_device_source("src/helpers.cu");
+    let out = b.try_compile().unwrap_or_else(|e| panic!("{e}"));
+    let ptx = std::fs::read_to_string(&out.ptx).unwrap();
+    assert!(ptx.contains(".entry clamp_all("), "{ptx}");
+    assert!(!ptx.contains("clamp_index"), "the C++ function is inlined into the Rust kernel:\n{ptx}");
+    assert!(ptx.contains("min.s32"), "its clamp is there:\n{ptx}");
+    assert!(out.validated, "ptxas validated the linked module");
+    assert!(out.cuda.expect("CUDA C++ output").deps.contains(&dir.join("src/helpers.cu")));
+    // The host half, for the CPU executor.
+    let lib = dir.join("out/liboxide_cuda_host_device_functions.a");
+    let bytes = std::fs::read(&lib).unwrap_or_else(|e| panic!("{}: {e}", lib.display()));
+    assert!(bytes.windows(b"clamp_index".len()).any(|w| w == b"clamp_index"), "the host object defines clamp_index");
+}

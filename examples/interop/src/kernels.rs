@@ -6,7 +6,14 @@ use oxide_rt::device::*;
 // `launch_threshold_f32`, `launch_threshold_f64`.
 oxide_rt::include_cuda!();
 
-/// The box filter of `legacy/filters.cu`, in Rust, taking the very same params struct.
+extern "C" {
+    /// `legacy/edge.cu`: `v` clamped to `0..=hi`, the filters' edge rule (C++, linked into this
+    /// module on the device and into the binary on the host).
+    fn clamp_to_edge(v: i32, hi: i32) -> i32;
+}
+
+/// The box filter of `legacy/filters.cu`, in Rust, taking the very same params struct and
+/// calling the same C++ edge rule.
 #[kernel(dims = 2)]
 pub fn box_filter_rs(input: &[f32], p: FilterParams, mut out: DisjointSlice2d<f32>) {
     let (x, y) = thread::index_2d();
@@ -14,9 +21,11 @@ pub fn box_filter_rs(input: &[f32], p: FilterParams, mut out: DisjointSlice2d<f3
     if let Some(o) = out.get_mut() {
         let mut sum = 0.0f32;
         for dy in -r..=r {
-            let yy = (y as i32 + dy).clamp(0, h - 1);
+            // SAFETY: clamp_to_edge is a pure function of its two integers.
+            let yy = unsafe { clamp_to_edge(y as i32 + dy, h - 1) };
             for dx in -r..=r {
-                let xx = (x as i32 + dx).clamp(0, w - 1);
+                // SAFETY: as above.
+                let xx = unsafe { clamp_to_edge(x as i32 + dx, w - 1) };
                 sum += input.get((yy * w + xx) as usize).copied().unwrap_or(0.0);
             }
         }

@@ -14,7 +14,7 @@ fn the_source_and_every_header_it_includes_rerun_the_build() {
     let output = build_output();
     let rerun: Vec<&str> = output.lines().filter_map(|l| l.strip_prefix("cargo:rerun-if-changed=")).collect();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for f in ["src/legacy/filters.cu", "src/shared/filter.h"] {
+    for f in ["src/legacy/filters.cu", "src/shared/filter.h", "src/legacy/edge.cu", "src/legacy/edge.cuh"] {
         let p = root.join(f);
         assert!(rerun.contains(&p.to_str().unwrap()), "{} not tracked: {rerun:?}", p.display());
     }
@@ -37,4 +37,12 @@ fn every_global_function_has_a_launcher_and_its_ptx_and_cubin_are_embedded() {
     assert!(!rs.contains("clamp_index"), "a __device__ function is no kernel:\n{rs}");
     assert!(rs.contains("\"_Z10box_filterPKfPf12FilterParams\""), "the mangled name is resolved:\n{rs}");
     assert!(flat.contains("( \"sm_90\", ::core::include_bytes!( \""), "the sm_90 cubin is embedded:\n{rs}");
+}
+
+/// The Rust kernel's call of the C++ `clamp_to_edge` is linked in and inlined on the device.
+#[test]
+fn the_cpp_device_function_is_inlined_into_the_rust_kernel() {
+    let ptx = include_str!(env!("OXIDE_PTX"));
+    assert!(ptx.contains(".entry box_filter_rs("), "the Rust kernel is in the PTX");
+    assert!(!ptx.contains("clamp_to_edge"), "no call left to the C++ function:\n{ptx}");
 }

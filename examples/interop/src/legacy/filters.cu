@@ -1,7 +1,6 @@
 // An "existing" CUDA C++ source, untouched by oxide: a 2-D box filter and a templated threshold.
 #include "filter.h"
-
-__device__ inline int clamp_index(int v, int hi) { return v < 0 ? 0 : (v > hi ? hi : v); }
+#include "edge.cuh"
 
 // One thread per output pixel; rows then columns of the box, in that order (the Rust kernel and
 // the CPU reference sum in the same order).
