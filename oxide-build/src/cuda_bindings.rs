@@ -80,7 +80,9 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Bindings, Error> {
         commands.push(format!("bindgen {} -- {}", m.rel, args.join(" ")));
         inputs.push(m.source.clone());
     }
-    for h in input.headers {
+    // A header some source includes was read with it (its items are allowlisted there); only
+    // the others need a pass of their own.
+    for h in input.headers.iter().filter(|h| !input.modules.iter().any(|m| m.deps.contains(h))) {
         let rel = crate::manifest::relative(h, input.manifest_dir);
         let file = bindgen_file(h, &[h.as_path()], &args, &rel)?;
         read.add(file, &rel)?;

@@ -218,3 +218,21 @@ fn rust_kernels_call_cuda_cpp_device_functions_inlined_and_the_host_gets_them_to
     let bytes = std::fs::read(&lib).unwrap_or_else(|e| panic!("{}: {e}", lib.display()));
     assert!(bytes.windows(b"clamp_index".len()).any(|w| w == b"clamp_index"), "the host object defines clamp_index");
 }
+
+#[test]
+fn a_shared_header_alone_gives_rust_kernels_its_structs() {
+    let kernels = "use oxide_rt::device::*;\noxide_rt::include_cuda!();\n\
+                   #[kernel]\npub fn scaled(q: Q, mut y: DisjointSlice<f32>) {\n    \
+                   if let Some(o) = y.get_mut(thread::index()) { *o = q.k as f32 * q.s; }\n}\n";
+    let (_, mut b) = crate_with(
+        "header_only",
+        &[("src/kernels.rs", kernels), ("include/q.h", "#include <stdint.h>\nstruct Q { int16_t k; float s; };\n")],
+    );
+    b.shared_header("include/q.h");
+    let out = b.try_compile().unwrap_or_else(|e| panic!("{e}"));
+    let rs = std::fs::read_to_string(out.cuda.expect("CUDA C++ output").bindings).unwrap();
+    let tight: String = rs.chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(tight.contains("pubstructQ{pubk:i16,pubs:f32,}"), "{rs}");
+    assert!(tight.contains("offset_of!(Q,s)==4"), "{rs}");
+    assert!(std::fs::read_to_string(&out.manifest).unwrap().contains("__oxide_layout_Q_"), "the Rust kernel takes it");
+}
