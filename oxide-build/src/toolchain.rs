@@ -637,6 +637,16 @@ pub(crate) fn doctor(env: &Env) -> Report {
             false,
         ),
     }
+    match find_clang(env) {
+        Some(p) => check("clang", Some(p.display().to_string()), String::new(), None, false),
+        None => check(
+            "clang",
+            None,
+            "no OXIDE_CLANG, clang-22 or clang on PATH: Rust kernels cannot call CUDA C++ device functions".into(),
+            Some(INSTALL_LIBCLANG.into()),
+            false,
+        ),
+    }
     match clang_sys::get_library().map(|l| l.path().to_path_buf()).map(Ok).unwrap_or_else(|| {
         clang_sys::load().map(|_| clang_sys::get_library().map(|l| l.path().to_path_buf()).unwrap_or_default())
     }) {
