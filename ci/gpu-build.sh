@@ -23,7 +23,7 @@ rm -rf "$scaffold"
 tests() { cargo test --locked "$@" --no-run --message-format=json 2>/dev/null \
   | grep -o '"executable":"[^"]*"' | cut -d'"' -f4; }
 for t in $(tests -p oxide-e2e --test run) $(tests -p device-api --test gpu --test gpu_panic --test gpu_fault) \
-         $(tests -p interop --test gpu) \
+         $(tests -p interop --test interop_gpu) \
          $(tests --release -p differential --test differential) $(tests -p prebuilt --test image); do
   name="$(basename "$t" | sed 's/-[0-9a-f]*$//')"
   cp "$t" "$BIN/test-$name"
