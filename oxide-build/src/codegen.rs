@@ -170,20 +170,21 @@ fn llc_ptx(tc: &Toolchain, llc: &Path, input: &Input<'_>) -> Result<(String, Vec
         cmd.arg(&ir).args(input.linked_ir).args(libdevice).arg("-o").arg(&linked);
         commands.push(run_tool(&mut cmd, input.module, "llvm-link")?);
         // libdevice's and the C++ functions must become internal too, or llc emits all of them.
-        let optimized = input.work_dir.join("opt.bc");
+        let optimized = input.work_dir.join("opt.ll");
         let mut cmd = Command::new(opt);
         cmd.arg(format!("-passes=internalize,globaldce,default<O{}>", input.opt_level.min(3)))
             .arg(format!("-internalize-public-api-list={}", processed.kernels.join(",")))
             .args(opt_tuning(input))
             .arg(&linked)
+            .arg("-S")
             .arg("-o")
             .arg(&optimized);
         commands.push(run_tool(&mut cmd, input.module, "opt")?);
-        ir = optimized;
+        ir = after_opt(&optimized, input)?;
     } else if let Some(opt) = &tc.opt {
         // Inline what the IR stage marked `alwaysinline` (release panic paths), then drop what
         // internalization made dead (core's unused functions) before llc.
-        let optimized = input.work_dir.join("opt.bc");
+        let optimized = input.work_dir.join("opt.ll");
         let mut cmd = Command::new(opt);
         // Marked loops are unrolled (`default<O3>` above does that too), then their private
         // arrays promoted to registers and the unrolled code folded. Loops with a newly counted
@@ -195,14 +196,18 @@ fn llc_ptx(tc: &Toolchain, llc: &Path, input: &Input<'_>) -> Result<(String, Vec
         if processed.counted_exits {
             function_passes.push("loop-unroll<O3>,simplifycfg");
         }
+        if processed.hoisted_loads && function_passes.is_empty() {
+            // Merge the empty blocks the hoisted reads left, for `after_opt`.
+            function_passes.push("simplifycfg");
+        }
         let passes = if function_passes.is_empty() {
             "-passes=always-inline,globaldce".to_string()
         } else {
             format!("-passes=always-inline,function({}),globaldce", function_passes.join(","))
         };
-        cmd.arg(passes).args(opt_tuning(input)).arg(&ir).arg("-o").arg(&optimized);
+        cmd.arg(passes).args(opt_tuning(input)).arg(&ir).arg("-S").arg("-o").arg(&optimized);
         commands.push(run_tool(&mut cmd, input.module, "opt")?);
-        ir = optimized;
+        ir = after_opt(&optimized, input)?;
     }
     let text = llc_run(llc, input, &ir, (&[], ""), &mut commands)?;
     let text = match &tc.ptxas {
@@ -210,6 +215,24 @@ fn llc_ptx(tc: &Toolchain, llc: &Path, input: &Input<'_>) -> Result<(String, Vec
         _ => text,
     };
     Ok((text, commands))
+}
+
+/// The IR transforms that need `opt`'s output (`ir::after_opt`), in release builds; returns
+/// the file llc reads.
+fn after_opt(optimized: &Path, input: &Input<'_>) -> Result<PathBuf, Error> {
+    if !input.choose_flags {
+        return Ok(optimized.to_path_buf());
+    }
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| Error::io(format!("reading {}", p.display()), e));
+    let (text, moved) = crate::ir::after_opt(&read(optimized)?);
+    let path = input.work_dir.join("speculated.ll");
+    if moved == 0 {
+        // A file from an earlier build would only mislead whoever reads the work folder.
+        let _ = std::fs::remove_file(&path);
+        return Ok(optimized.to_path_buf());
+    }
+    std::fs::write(&path, text).map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+    Ok(path)
 }
 
 /// Runs llc on `ir` with `extra` flags into `<module><suffix>.ptx`; returns the PTX text.

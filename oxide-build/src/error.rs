@@ -24,6 +24,8 @@ pub enum ErrorKind {
     Ptxas,
     /// libdevice is needed but was not found.
     MissingLibdevice,
+    /// A kernel uses an operation the oldest architecture of the build does not have.
+    Arch,
     /// Reading or writing a file failed.
     Io,
     /// nvcc rejected a CUDA C++ source.

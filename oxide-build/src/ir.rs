@@ -28,6 +28,7 @@ mod panic_paths;
 mod private_array_loops;
 mod saturating_casts;
 mod shared_memory;
+mod speculated_blocks;
 
 pub use panic_paths::inline_panic_paths;
 
@@ -99,6 +100,9 @@ pub struct Processed {
     /// Some loop exit became counted (`ir/distance_exits.rs`): the optimiser should unroll it at
     /// run time.
     pub counted_exits: bool,
+    /// Some guarded read moved above its branch (`ir/guarded_loads.rs`), leaving empty blocks
+    /// the optimiser should merge.
+    pub hoisted_loads: bool,
     /// Records from `oxide.meta` statics, which are removed from the IR.
     pub meta: Vec<MetaRecord>,
 }
@@ -141,9 +145,10 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     internalize::internalize(&mut lines, &kernels);
     let bounds = launch_bounds::launch_bounds(&meta, &kernels)?;
     fn_attrs::add_fn_attrs(&mut lines, &bounds);
+    fn_attrs::convergent_asm(&mut lines);
     noalias_inputs::mark_noalias_params(&mut lines);
     clamped_indices::clamped_checks(&mut lines);
-    guarded_loads::hoist(&mut lines);
+    let hoisted_loads = guarded_loads::hoist(&mut lines) > 0;
     saturating_casts::nvvm_casts(&mut lines);
     float_atomics::atomicrmw_fadd(&mut lines);
     let unroll_private_loops = private_array_loops::mark(&mut lines);
@@ -162,8 +167,16 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
         needs_libdevice,
         unroll_private_loops,
         counted_exits,
+        hoisted_loads,
         meta: meta.into_iter().map(|(record, _)| record).collect(),
     })
+}
+
+/// The transforms that run on `opt`'s output rather than rustc's: conditional blocks of input
+/// reads become unconditional (`ir/speculated_blocks.rs`). Returns the text and how many
+/// blocks moved.
+pub(crate) fn after_opt(ir: &str) -> (String, usize) {
+    speculated_blocks::speculate(ir)
 }
 
 /// One input line; `no` survives removals so errors point at the input.
@@ -192,6 +205,84 @@ fn find_params_close(line: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// Numbers a function's unnamed values and blocks again in order of appearance, as LLVM's
+/// parser requires (`%0`, `%1`, … with no gap, arguments first, an unlabelled entry block
+/// next) — for transforms that move numbered instructions.
+fn renumber(define: &mut String, body: &mut [Line]) {
+    let is_num = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let mut map = std::collections::HashMap::new();
+    let mut next = 0usize;
+    let define_num = |name: &str, next: &mut usize, map: &mut std::collections::HashMap<String, usize>| {
+        map.insert(name.to_string(), *next);
+        *next += 1;
+    };
+    if let (Some(open), Some(close)) = (define.find('('), find_params_close(define)) {
+        for p in split_top(&define[open + 1..close]) {
+            if let Some(n) = p.split_whitespace().last().and_then(|w| w.strip_prefix('%')).filter(|n| is_num(n)) {
+                define_num(n, &mut next, &mut map);
+            }
+        }
+    }
+    let first = body.iter().map(|l| l.text.as_str()).find(|t| !t.trim().is_empty() && !t.trim_start().starts_with(';'));
+    if first.is_some_and(|t| t.starts_with(char::is_whitespace)) {
+        next += 1; // the entry block's implicit number
+    }
+    for line in body.iter() {
+        let t = &line.text;
+        let name = if t.starts_with(char::is_whitespace) {
+            t.trim_start().strip_prefix('%').and_then(|r| r.split_once(" = ")).map(|(n, _)| n)
+        } else {
+            t.split_once(':').map(|(n, _)| n)
+        };
+        if let Some(n) = name.filter(|n| is_num(n)) {
+            define_num(n, &mut next, &mut map);
+        }
+    }
+    if map.iter().all(|(k, v)| k.parse::<usize>().ok() == Some(*v)) {
+        return;
+    }
+    let rewrite = |t: &str, label_line: bool| -> String {
+        let b = t.as_bytes();
+        let mut out = String::with_capacity(t.len());
+        let mut i = 0;
+        if label_line {
+            if let Some((n, rest)) = t.split_once(':').filter(|(n, _)| is_num(n)) {
+                out.push_str(&map[n].to_string());
+                out.push(':');
+                i = t.len() - rest.len();
+            }
+        }
+        while i < b.len() {
+            match b[i] {
+                b'"' => {
+                    let end = skip_string(b, i);
+                    out.push_str(&t[i..end]);
+                    i = end;
+                }
+                b'%' if i == 0 || !is_ident_byte(b[i - 1]) => {
+                    let end = i + 1 + b[i + 1..].iter().take_while(|c| is_ident_byte(**c)).count();
+                    match map.get(&t[i + 1..end]) {
+                        Some(n) => out.push_str(&format!("%{n}")),
+                        None => out.push_str(&t[i..end]),
+                    }
+                    i = end;
+                }
+                _ => {
+                    let c = t[i..].chars().next().unwrap_or(' ');
+                    out.push(c);
+                    i += c.len_utf8();
+                }
+            }
+        }
+        out
+    };
+    *define = rewrite(define, false);
+    for line in body.iter_mut() {
+        let label_line = !line.text.starts_with(char::is_whitespace);
+        line.text = rewrite(&line.text, label_line);
+    }
 }
 
 /// Bit width of `iN` when N is a whole number of bytes.

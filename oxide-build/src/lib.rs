@@ -22,6 +22,7 @@
 // The crate doc shows a whole build.rs, `fn main` included.
 #![allow(clippy::needless_doctest_main)]
 
+mod arch_gate;
 mod codegen;
 mod cuda_bindings;
 mod cuda_bitcode;
@@ -446,6 +447,8 @@ impl Build {
                 },
             )
         })?;
+        // Operations newer than the oldest architecture: one clear error, with or without ptxas.
+        arch_gate::check(&ptx.text, &plan.lowest)?;
         let checked = rec.run("ptxas", || {
             ptxas::run(&ptxas::Input {
                 ptxas: tc.ptxas.as_deref(),

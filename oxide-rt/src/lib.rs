@@ -24,6 +24,7 @@ mod dim;
 pub mod host;
 
 pub use arg::KernelArg;
+pub use device::half::{Bf16, Tf32, F16};
 pub use dim::{Dim3, LaunchConfig};
 pub use oxide_macros::kernel;
 pub use oxide_macros::KernelArg;

@@ -1,4 +1,5 @@
-//! `convergent` on every definition, plus each kernel's launch-bounds attributes, inline in the header.
+//! `convergent` on every definition and every inline-asm call site, plus each kernel's launch-bounds
+//! attributes, inline in the header.
 
 use super::{parse_define, tokens, Line};
 
@@ -35,9 +36,63 @@ pub(super) fn add_fn_attrs(lines: &mut [Line], bounds: &[(String, Vec<String>)])
     }
 }
 
+/// Adds `convergent` to every inline-assembly call site (as clang does in CUDA device code):
+/// `mma.sync.aligned` and `ldmatrix.sync.aligned` must be executed by all lanes of a warp at the
+/// same instruction, so `opt` and `llc` must not duplicate them into divergent branches (tail
+/// duplication, jump threading) — an inline `asm` call is not convergent unless marked.
+pub(super) fn convergent_asm(lines: &mut [Line]) {
+    for line in lines.iter_mut() {
+        let Some(at) = line.text.find(" asm sideeffect \"").or_else(|| line.text.find(" asm \"")) else {
+            continue;
+        };
+        if let Some(end) = asm_args_end(&line.text, at) {
+            if line.text[end..].split_whitespace().next() != Some("convergent") {
+                line.text.insert_str(end, " convergent");
+            }
+        }
+    }
+}
+
+/// The byte after the `)` closing an inline-asm call's arguments: after the asm string and the
+/// constraint string (LLVM escapes `"` inside them as `\22`), the argument list, skipping
+/// nested parentheses (constant expressions).
+fn asm_args_end(text: &str, from: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let asm_open = from + text[from..].find('"')?;
+    let asm_close = asm_open + 1 + text[asm_open + 1..].find('"')?;
+    let cons_open = asm_close + 1 + text[asm_close + 1..].find('"')?;
+    let cons_close = cons_open + 1 + text[cons_open + 1..].find('"')?;
+    let open = cons_close + 1 + text[cons_close + 1..].find('(')?;
+    let mut depth = 0usize;
+    for (i, &c) in b.iter().enumerate().skip(open) {
+        match c {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use crate::ir::tests::{line_of, run};
+
+    #[test]
+    fn inline_asm_call_sites_become_convergent() {
+        let ir = "define void @k(ptr %p) {\n  %1 = tail call { i32, i32 } asm sideeffect \"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {$0, $1}, [$2]; // (x)\", \"=r,=r,l,~{memory}\"(ptr getelementptr (i8, ptr addrspacecast (ptr addrspace(3) @S to ptr), i64 16)) #9, !srcloc !3\n  tail call void asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"() #9\n  ret void\n}\n";
+        let out = run(ir).ir;
+        assert!(
+            out.contains("[$2]; // (x)\", \"=r,=r,l,~{memory}\"(ptr getelementptr (i8, ptr addrspacecast (ptr addrspace(3) @S to ptr), i64 16)) convergent #9, !srcloc !3"),
+            "{out}"
+        );
+        assert!(out.contains("asm sideeffect \"cp.async.commit_group;\", \"~{memory}\"() convergent #9"), "{out}");
+    }
 
     #[test]
     fn convergent_goes_before_attribute_groups_with_tricky_signatures() {

@@ -26,8 +26,21 @@
 //! M:  %r = phi T [ %s, %L ], [ %s, %G ], ...
 //! ```
 //!
+//! The guard need not compare the index itself (a `Matrix` read checks a row and a column, a
+//! clamped index checks nothing but the other axis): when `L` computes the address from an
+//! input through a chain of `getelementptr`s and pure integer arithmetic, those move into `G`
+//! and the address, not the index, is chosen:
+//!
+//! ```text
+//! G:  %q = getelementptr float, ptr %row, i64 %j        ; %row derives from %__oxide_in_x
+//!     %a = select i1 %c, ptr %q, ptr %__oxide_in_x
+//!     %v = load float, ptr %a
+//!     %s = select i1 %c, float %v, float C
+//! ```
+//!
 //! Sound because: when the check passes the same element is read as before; when it fails,
-//! element 0 is read and discarded, and element 0 is always readable: a non-empty slice has
+//! element 0 is read and discarded (in the pointer form the address computed from the failed
+//! index may be poison, and the select never picks it), and element 0 is always readable: a non-empty slice has
 //! it, and the launchers point empty input slices at a per-context pad of
 //! `oxide_rt::__private::EMPTY_INPUT_PAD` (256) bytes. Only read-only inputs (`readonly`, so
 //! nobody writes them during the kernel) and loads of at most [`MAX_LOAD_BYTES`] qualify.
@@ -52,7 +65,11 @@ pub(super) fn hoist(lines: &mut Vec<Line>) -> usize {
         let inputs = readonly_inputs(text);
         let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
         let body: Vec<Line> = lines.drain(i + 1..i + 1 + len).collect();
-        let (body, n) = rewrite_function(body, &inputs, count);
+        let (mut body, n) = rewrite_function(body, &inputs, count);
+        if n > 0 {
+            // Loads and address arithmetic moved up: numbered values may now be out of order.
+            super::renumber(&mut lines[i].text, &mut body);
+        }
         count += n;
         let body_len = body.len();
         lines.splice(i + 1..i + 1, body);
@@ -62,7 +79,7 @@ pub(super) fn hoist(lines: &mut Vec<Line>) -> usize {
 }
 
 /// `%__oxide_in_*` pointer parameters marked `readonly` on a kernel's `define` line.
-fn readonly_inputs(define: &str) -> Vec<String> {
+pub(super) fn readonly_inputs(define: &str) -> Vec<String> {
     let (Some(open), Some(close)) = (define.find('('), super::find_params_close(define)) else { return Vec::new() };
     split_top(&define[open + 1..close])
         .into_iter()
@@ -75,14 +92,14 @@ fn readonly_inputs(define: &str) -> Vec<String> {
         .collect()
 }
 
-struct Block {
-    label: String,
-    preds: Vec<String>,
+pub(super) struct Block {
+    pub(super) label: String,
+    pub(super) preds: Vec<String>,
     /// Indices (into the function body) of its instruction lines.
-    insts: Vec<usize>,
+    pub(super) insts: Vec<usize>,
 }
 
-fn blocks(body: &[Line]) -> Vec<Block> {
+pub(super) fn blocks(body: &[Line]) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::new();
     for (i, line) in body.iter().enumerate() {
         let t = &line.text;
@@ -111,18 +128,28 @@ fn blocks(body: &[Line]) -> Vec<Block> {
     out
 }
 
+/// How a hoisted load picks a readable address when the guard fails.
+enum Address {
+    /// `L` is `%p = getelementptr inbounds T, ptr %in, i64 %i`: the index becomes 0.
+    Index { gep_head: String, base: String, index: String },
+    /// `L` computes `%p` from input `%in` through pure instructions (moved up as they are):
+    /// the address becomes `%in`.
+    Pointer { ptr: String, root: String, pure: Vec<usize> },
+}
+
 /// One guarded load found in a function body, with what the rewrite needs.
 struct Site {
     guard_term: usize,
-    load_block: [usize; 2],
+    /// Lines of `L` that leave it: the load (rewritten above the guard) and any pure lines
+    /// that compute its address (moved above it unchanged).
+    moved: Vec<usize>,
     phi: usize,
     cond: String,
     load_on_true: bool,
-    gep_head: String,
-    base: String,
-    index: String,
-    load: String,
-    value: String,
+    address: Address,
+    /// The load's name and what follows its address (`, align 4, !noalias !2`).
+    load_value: String,
+    load_tail: String,
     ty: String,
     other: String,
     load_label: String,
@@ -150,23 +177,43 @@ fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> 
     let mut inserts: Vec<(usize, Vec<String>)> = Vec::new();
     for (n, s) in sites.iter().enumerate() {
         let id = first_id + n;
-        let (k, sel) = (format!("%__oxide_hoist{id}_index"), format!("%__oxide_hoist{id}_value"));
-        let (idx_sel, val_sel) = if s.load_on_true {
-            (format!("i64 {}, i64 0", s.index), format!("{} {}, {} {}", s.ty, s.value, s.ty, s.other))
-        } else {
-            (format!("i64 0, i64 {}", s.index), format!("{} {}, {} {}", s.ty, s.other, s.ty, s.value))
+        let sel = format!("%__oxide_hoist{id}_value");
+        let pick = |on_pass: &str, on_fail: &str| {
+            if s.load_on_true {
+                format!("{on_pass}, {on_fail}")
+            } else {
+                format!("{on_fail}, {on_pass}")
+            }
         };
-        inserts.push((
-            s.guard_term,
-            vec![
-                format!("  {k} = select i1 {}, {idx_sel}", s.cond),
-                format!("  {}, ptr {}, i64 {k}", s.gep_head, s.base),
-                s.load.clone(),
-                format!("  {sel} = select i1 {}, {val_sel}", s.cond),
-            ],
+        let mut lines = Vec::new();
+        let load_ptr = match &s.address {
+            Address::Index { gep_head, base, index } => {
+                let k = format!("%__oxide_hoist{id}_index");
+                lines.push(format!("  {k} = select i1 {}, {}", s.cond, pick(&format!("i64 {index}"), "i64 0")));
+                lines.push(format!("  {gep_head}, ptr {base}, i64 {k}"));
+                gep_head.split(" = ").next().unwrap_or_default().to_string()
+            }
+            Address::Pointer { ptr, root, pure } => {
+                lines.extend(pure.iter().map(|&i| body[i].text.clone()));
+                let a = format!("%__oxide_hoist{id}_address");
+                lines.push(format!(
+                    "  {a} = select i1 {}, {}",
+                    s.cond,
+                    pick(&format!("ptr {ptr}"), &format!("ptr {root}"))
+                ));
+                a
+            }
+        };
+        lines.push(format!("  {} = load {}, ptr {load_ptr}{}", s.load_value, s.ty, s.load_tail));
+        lines.push(format!(
+            "  {sel} = select i1 {}, {}",
+            s.cond,
+            pick(&format!("{} {}", s.ty, s.load_value), &format!("{} {}", s.ty, s.other))
         ));
-        body[s.load_block[0]].text = REMOVED.to_string();
-        body[s.load_block[1]].text = REMOVED.to_string();
+        inserts.push((s.guard_term, lines));
+        for &i in &s.moved {
+            body[i].text = REMOVED.to_string();
+        }
         let phi = &body[s.phi].text;
         let phi = replace_incoming(phi, &s.load_label, &sel);
         body[s.phi].text = replace_incoming(&phi, &s.guard_label, &sel);
@@ -182,35 +229,39 @@ fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> 
 }
 
 fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> Option<Site> {
-    let [gep_i, load_i, br_i] = l.insts[..] else { return None };
+    let (&br_i, rest) = l.insts.split_last()?;
+    let (&load_i, pure) = rest.split_last()?;
     let [guard_label] = &l.preds[..] else { return None };
-    // `%p = getelementptr inbounds nuw T, ptr %__oxide_in_x, i64 %i`
-    let (gep_name, gep_rest) = body[gep_i].text.trim().split_once(" = getelementptr ")?;
-    let gep_parts = split_top(gep_rest);
-    let [ty_part, base_part, idx_part] = &gep_parts[..] else { return None };
-    let base = base_part.trim().strip_prefix("ptr ")?.to_string();
-    let index = idx_part.trim().strip_prefix("i64 ")?.to_string();
-    if !inputs.contains(&base) || !ty_part.split_whitespace().any(|w| w == "inbounds") {
-        return None;
-    }
     // `%v = load T, ptr %p, align A, !meta !n...`
     let (value, load_rest) = body[load_i].text.trim().split_once(" = load ")?;
     let load_parts = split_top(load_rest);
     let ty = load_parts.first()?.trim().to_string();
-    if load_parts.get(1).map(|p| p.trim()) != Some(&format!("ptr {gep_name}")) || !fits(&ty)? {
+    let ptr = load_parts.get(1)?.trim().strip_prefix("ptr ")?;
+    if !fits(&ty)? {
         return None;
     }
     let align = load_parts.get(2).map(|p| p.trim()).filter(|p| p.starts_with("align "))?;
     // Keep alias metadata only: `!noundef`, `!range` and the like promised things about the
     // guarded element that element 0 need not satisfy.
-    let mut load = format!("  {value} = load {ty}, ptr {gep_name}, {align}");
+    let mut load_tail = format!(", {align}");
     for md in &load_parts[3..] {
         let md = md.trim();
         if md.starts_with("!alias.scope ") || md.starts_with("!noalias ") {
-            load.push_str(", ");
-            load.push_str(md);
+            load_tail.push_str(", ");
+            load_tail.push_str(md);
         }
     }
+    let (address, mut moved) = match index_form(body, pure, ptr, inputs) {
+        Some(a) => (a, pure.to_vec()),
+        None => {
+            if !pure.iter().all(|&i| is_pure(&body[i].text)) {
+                return None;
+            }
+            let root = input_root(body, ptr, inputs)?;
+            (Address::Pointer { ptr: ptr.to_string(), root, pure: pure.to_vec() }, pure.to_vec())
+        }
+    };
+    moved.push(load_i);
     let merge_label = body[br_i].text.trim().strip_prefix("br label ")?.to_string();
     // The guard ends in `br i1 %c, label %L, label %M` (or the other way round).
     let g = blocks.iter().find(|b| &b.label == guard_label)?;
@@ -242,15 +293,13 @@ fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> O
     }
     Some(Site {
         guard_term,
-        load_block: [gep_i, load_i],
+        moved,
         phi,
         cond: cond.trim().to_string(),
         load_on_true,
-        gep_head: format!("{gep_name} = getelementptr {}", ty_part.trim()),
-        base,
-        index,
-        load,
-        value: value.to_string(),
+        address,
+        load_value: value.to_string(),
+        load_tail,
         ty,
         other,
         load_label: l.label.clone(),
@@ -258,9 +307,57 @@ fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> O
     })
 }
 
+/// `L` is exactly `%p = getelementptr inbounds T, ptr %__oxide_in_x, i64 %i` before the load.
+fn index_form(body: &[Line], pure: &[usize], ptr: &str, inputs: &[String]) -> Option<Address> {
+    let [gep_i] = pure[..] else { return None };
+    let (gep_name, gep_rest) = body[gep_i].text.trim().split_once(" = getelementptr ")?;
+    let gep_parts = split_top(gep_rest);
+    let [ty_part, base_part, idx_part] = &gep_parts[..] else { return None };
+    let base = base_part.trim().strip_prefix("ptr ")?.to_string();
+    let index = idx_part.trim().strip_prefix("i64 ")?.to_string();
+    if gep_name != ptr || !inputs.contains(&base) || !ty_part.split_whitespace().any(|w| w == "inbounds") {
+        return None;
+    }
+    Some(Address::Index { gep_head: format!("{gep_name} = getelementptr {}", ty_part.trim()), base, index })
+}
+
+/// Instructions that may run where they were not asked to: no memory access, no trap (no
+/// division), at worst a poison result the select never picks.
+fn is_pure(line: &str) -> bool {
+    const OPS: [&str; 13] =
+        ["getelementptr", "add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "zext", "sext", "trunc"];
+    line.trim().split_once(" = ").is_some_and(|(_, rest)| OPS.contains(&rest.split_whitespace().next().unwrap_or("")))
+}
+
+/// The read-only input `ptr` is computed from through `getelementptr`s, and `select`s whose
+/// two sides come from the same input (never through a load, which could leave the input).
+pub(super) fn input_root(body: &[Line], ptr: &str, inputs: &[String]) -> Option<String> {
+    root_within(body, ptr, inputs, 16)
+}
+
+fn root_within(body: &[Line], ptr: &str, inputs: &[String], depth: usize) -> Option<String> {
+    if inputs.iter().any(|i| i == ptr) {
+        return Some(ptr.to_string());
+    }
+    if depth == 0 {
+        return None;
+    }
+    let head = format!("{ptr} = ");
+    let def = body.iter().find_map(|l| l.text.trim().strip_prefix(head.as_str()))?;
+    if let Some(gep) = def.strip_prefix("getelementptr ") {
+        let base = split_top(gep).get(1)?.trim().strip_prefix("ptr ")?;
+        return root_within(body, base, inputs, depth - 1);
+    }
+    let parts = split_top(def.strip_prefix("select ")?);
+    let [_, a, b] = &parts[..] else { return None };
+    let a = root_within(body, a.trim().strip_prefix("ptr ")?, inputs, depth - 1)?;
+    let b = root_within(body, b.trim().strip_prefix("ptr ")?, inputs, depth - 1)?;
+    (a == b).then_some(a)
+}
+
 /// Instruction lines that can run after a barrier: later in a block with a barrier, or in a
 /// block reachable from one (LLVM lists every block's predecessors in a `; preds =` comment).
-fn after_barrier(body: &[Line], blocks: &[Block]) -> HashSet<usize> {
+pub(super) fn after_barrier(body: &[Line], blocks: &[Block]) -> HashSet<usize> {
     let mut out = HashSet::new();
     let mut queue: Vec<&str> = Vec::new();
     for b in blocks {
@@ -288,7 +385,7 @@ fn is_barrier(line: &str) -> bool {
 }
 
 /// Whether the load type is at most [`MAX_LOAD_BYTES`]; `None` for types this pass leaves alone.
-fn fits(ty: &str) -> Option<bool> {
+pub(super) fn fits(ty: &str) -> Option<bool> {
     let scalar = |t: &str| -> Option<usize> {
         match t {
             "half" | "bfloat" => Some(2),
@@ -308,7 +405,7 @@ fn fits(ty: &str) -> Option<bool> {
 }
 
 /// The value a `phi` takes from block `label`.
-fn incoming(phi: &str, label: &str) -> Option<String> {
+pub(super) fn incoming(phi: &str, label: &str) -> Option<String> {
     phi.split('[').skip(1).find_map(|group| {
         let inner = group.split(']').next()?;
         let (value, from) = inner.rsplit_once(',')?;
@@ -317,7 +414,7 @@ fn incoming(phi: &str, label: &str) -> Option<String> {
 }
 
 /// `phi` with the value it takes from block `label` replaced by `value`.
-fn replace_incoming(phi: &str, label: &str, value: &str) -> String {
+pub(super) fn replace_incoming(phi: &str, label: &str, value: &str) -> String {
     let mut out = String::with_capacity(phi.len());
     let mut rest = phi;
     while let Some(open) = rest.find('[') {
@@ -406,6 +503,44 @@ bb3:                                              ; preds = %bb2, %start
         assert_eq!(run(&wide).1, 0);
         let volatile = GUARDED.replace("load float", "load volatile float");
         assert_eq!(run(&volatile).1, 0);
+    }
+
+    #[test]
+    fn an_address_computed_from_an_input_is_chosen_instead_of_the_index() {
+        // A `Matrix` read: the guard checks the column, the row offset is computed before.
+        let ir = GUARDED
+            .replace(
+                "  %c = icmp ult i64 %i, %__oxide_in_x_len",
+                "  %row = getelementptr float, ptr %__oxide_in_x, i64 %i\n  %c = icmp ult i64 %i, 7",
+            )
+            .replace(
+                "  %p = getelementptr inbounds nuw float, ptr %__oxide_in_x, i64 %i",
+                "  %j = shl nuw i64 %i, 2\n  %p = getelementptr float, ptr %row, i64 %j",
+            )
+            .replace("%v = load", "%0 = load")
+            .replace("[ %v, %bb2 ]", "[ %0, %bb2 ]");
+        let (out, n) = run(&ir);
+        assert_eq!(n, 1, "{out}");
+        let expect = [
+            "  br i1 %c, label %bb2, label %bb3",
+            "",
+            "bb2:                                              ; preds = %start",
+            "  br label %bb3",
+        ]
+        .join("\n");
+        assert!(out.contains(&expect), "{out}");
+        let hoisted = [
+            "  %j = shl nuw i64 %i, 2",
+            "  %p = getelementptr float, ptr %row, i64 %j",
+            "  %__oxide_hoist0_address = select i1 %c, ptr %p, ptr %__oxide_in_x",
+            "  %0 = load float, ptr %__oxide_hoist0_address, align 4, !alias.scope !2",
+            "  %__oxide_hoist0_value = select i1 %c, float %0, float 0.000000e+00",
+        ]
+        .join("\n");
+        assert!(out.contains(&hoisted), "{out}");
+        // A division may trap where the guard would have stopped it: not moved.
+        let div = ir.replace("%j = shl nuw i64 %i, 2", "%j = udiv i64 7, %i");
+        assert_eq!(run(&div).1, 0);
     }
 
     #[test]

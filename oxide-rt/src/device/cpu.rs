@@ -46,13 +46,26 @@ pub(crate) enum WarpOp {
     All(bool),
     Any(bool),
     Ballot(bool),
-    Shfl { mode: ShflMode, value: u32, arg: u32, width: u32 },
+    Shfl {
+        mode: ShflMode,
+        value: u32,
+        arg: u32,
+        width: u32,
+    },
+    /// A tensor-core collective (`mma.sync`, `ldmatrix`) of all 32 lanes, named by its PTX
+    /// instruction; its operands travel through the block's `cpu_tensor` exchange.
+    Exchange(&'static str),
 }
 
 impl WarpOp {
-    /// Lanes of one group must execute the same kind of operation (their operands may differ).
+    /// Lanes of one group must execute the same kind of operation (their operands may differ);
+    /// tensor-core collectives the same instruction, since their exchanged words mean different
+    /// things (registers or row addresses).
     pub(crate) fn same_kind(self, other: WarpOp) -> bool {
-        core::mem::discriminant(&self) == core::mem::discriminant(&other)
+        match (self, other) {
+            (WarpOp::Exchange(a), WarpOp::Exchange(b)) => a == b,
+            _ => core::mem::discriminant(&self) == core::mem::discriminant(&other),
+        }
     }
 }
 
@@ -70,6 +83,7 @@ impl Op {
                     WarpOp::Any(_) => "vote_any",
                     WarpOp::Ballot(_) => "vote_ballot",
                     WarpOp::Shfl { .. } => "shfl",
+                    WarpOp::Exchange(what) => what,
                 };
                 format!("{name}(mask {mask:#010x}) at {site}")
             }
@@ -116,6 +130,8 @@ pub(crate) struct BlockMem {
     pub(crate) warp_syncs: [Cell<u32>; 32],
     /// The shadow of every shared allocation, when the checks are on.
     races: RefCell<Races>,
+    /// Operand exchange of the tensor-core collectives and pending `cp.async` copies.
+    pub(crate) tensor: RefCell<crate::device::cpu_tensor::TensorState>,
 }
 
 const DYNAMIC_ALIGN: usize = 16;
@@ -141,6 +157,7 @@ impl BlockMem {
             epoch: Cell::new(0),
             warp_syncs: std::array::from_fn(|_| Cell::new(0)),
             races: RefCell::new(races),
+            tensor: RefCell::new(Default::default()),
         }
     }
 
@@ -396,7 +413,7 @@ fn not_in_fiber(what: &str) -> ! {
 
 /// Suspends the current fiber at collective `op` until the block scheduler resolves it.
 #[inline]
-fn collective(what: &str, op: Op) -> (u32, u32) {
+pub(crate) fn collective(what: &str, op: Op) -> (u32, u32) {
     let f = in_launch(|c| c.fiber.get());
     if f.is_null() {
         not_in_fiber(what)
@@ -414,6 +431,15 @@ fn collective(what: &str, op: Op) -> (u32, u32) {
         std::panic::resume_unwind(Box::new(BlockAborted));
     }
     fiber.result.get()
+}
+
+/// Runs `f` with the running block's memory and the running thread's linear index in it.
+pub(crate) fn with_block<R>(f: impl FnOnce(&BlockMem, u32) -> R) -> R {
+    in_launch(|c| {
+        // SAFETY: as in `shared_static`.
+        let mem = unsafe { &*c.mem.get() };
+        f(mem, linear(c))
+    })
 }
 
 #[track_caller]

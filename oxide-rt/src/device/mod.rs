@@ -13,6 +13,8 @@
 //! | [`atomic`] | `atomicAdd` … `atomicCAS` with block/device/system scope, float add |
 //! | [`warp`] | `__shfl*_sync`, `__all/__any/__ballot_sync`, `__activemask`, `__popc` … |
 //! | [`math`] | `sqrtf`, `expf`, … (libdevice), [`math::fast`] (`__expf`, …) |
+//! | [`tensor`] | `mma.sync`, `ldmatrix`, `cp.async` (sm_80): tensor cores and async copies |
+//! | [`half`] | `__nv_bfloat16`, `__half`, TF32: [`Bf16`], [`F16`], [`Tf32`] |
 //! | [`print`](mod@print) | `printf` ([`dprintln!`](crate::dprintln)) |
 //!
 //! A panic in a kernel (bounds check, `panic!`, `unwrap`) stops the kernel; on the GPU the host
@@ -20,6 +22,7 @@
 //! `oxide_rt::host::synchronize` (or the next launch).
 
 pub mod atomic;
+pub mod half;
 pub mod math;
 mod matrix;
 pub(crate) mod panic_record;
@@ -27,6 +30,7 @@ pub mod print;
 pub mod shared;
 pub(crate) mod slice;
 pub mod sync;
+pub mod tensor;
 pub mod thread;
 pub mod warp;
 
@@ -34,9 +38,13 @@ pub mod warp;
 pub(crate) mod nvptx;
 #[cfg(target_arch = "nvptx64")]
 use nvptx as backend;
+#[cfg(target_arch = "nvptx64")]
+pub(crate) mod nvptx_tensor;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod cpu;
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) mod cpu_tensor;
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod racecheck;
 #[cfg(not(target_arch = "nvptx64"))]
@@ -46,6 +54,7 @@ pub use crate::dim::Dim3;
 pub use crate::KernelArg;
 pub use crate::{dprint, dprintln, shared_array};
 pub use atomic::{AtomicF32, AtomicF64, AtomicFloat, AtomicInt, Scope};
+pub use half::{Bf16, Tf32, F16};
 pub use math::Float;
 pub use matrix::Matrix;
 pub use oxide_macros::kernel;
@@ -55,5 +64,6 @@ pub use slice::{
     DisjointSlice, DisjointSlice2d, DisjointSlice3d, DisjointStrided, DisjointTiles, DisjointXorPairs,
 };
 pub use sync::{sync_threads, sync_threads_and, sync_threads_count, sync_threads_or, sync_warp};
+pub use tensor::DisjointMmaTiles;
 pub use thread::{ThreadIndex, WARP_SIZE};
 pub use warp::FULL_MASK;

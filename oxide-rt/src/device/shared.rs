@@ -142,6 +142,21 @@ impl<T: SharedElem> SharedSlice<T> {
         let _ = (checked, i, access);
     }
 
+    /// The address of elements `i..i + n` for an operation that accesses them as a whole
+    /// (`ldmatrix`, `cp.async`), and whether the CPU executor checks races in this block (the
+    /// caller reports the access). Panics when the range is out of bounds or, on the CPU
+    /// executor, the view is used outside its block.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn range_ptr(self, i: usize, n: usize) -> (*mut T, bool) {
+        let checked = self.check_live();
+        if i > self.len || self.len - i < n {
+            out_of_bounds(i.saturating_add(n).saturating_sub(1), self.len);
+        }
+        // SAFETY: `i + n <= len` (checked above), so the pointer stays within the view.
+        (unsafe { self.ptr.add(i) }, checked)
+    }
+
     /// Elements in the array.
     #[inline(always)]
     pub fn len(self) -> usize {
@@ -422,16 +437,23 @@ pub fn dynamic_shared_bytes() -> usize {
 #[inline(always)]
 #[track_caller]
 pub fn __static_shared<T: SharedElem>(key: *const u8, len: usize) -> SharedSlice<T> {
+    // 16-byte aligned like the GPU's arrays (`Align16`), whatever `T` needs.
     let (size, align, declared) =
-        (core::mem::size_of::<T>(), core::mem::align_of::<T>(), core::panic::Location::caller());
+        (core::mem::size_of::<T>(), core::mem::align_of::<T>().max(16), core::panic::Location::caller());
     let ptr = backend::shared_static(key, size * len, align, declared);
     // SAFETY: the executor hands every thread of a block the same zeroed storage of this size and alignment for the declaration `key`, alive until the block ends.
     unsafe { SharedSlice::from_raw(ptr as *mut T, len) }
 }
 
+/// A `shared_array!` storage: 16-byte aligned, so that vector accesses, `ldmatrix` rows and
+/// 16-byte `cp_async` copies can start at its beginning.
+#[doc(hidden)]
+#[repr(C, align(16))]
+pub struct Align16<T>(pub T);
+
 /// Declares per-block shared memory in a kernel, like CUDA's `__shared__`:
 /// `shared_array!(f32, 256)` gives a [`SharedSlice<f32>`] of 256 elements,
-/// `shared_array!(f32, 16, 16)` a 16×16 [`Shared2d<f32>`].
+/// `shared_array!(f32, 16, 16)` a 16×16 [`Shared2d<f32>`]. The array starts 16-byte aligned.
 ///
 /// Each use of the macro is one array per block; calling it again (in a loop, or the same helper
 /// from two places of one kernel) names the same memory, as in CUDA. See the
@@ -447,7 +469,8 @@ macro_rules! shared_array {
         let __oxide_shared = {
             // The IR stage moves statics of this section to `.shared` (addrspace 3).
             #[unsafe(link_section = "oxide.shared")]
-            static mut __OXIDE_SHARED: ::core::mem::MaybeUninit<[$t; __OXIDE_LEN]> = ::core::mem::MaybeUninit::uninit();
+            static mut __OXIDE_SHARED: $crate::device::shared::Align16<::core::mem::MaybeUninit<[$t; __OXIDE_LEN]>> =
+                $crate::device::shared::Align16(::core::mem::MaybeUninit::uninit());
             // SAFETY: the address (taken with `&raw mut`, so it escapes and rustc cannot fold the never-stored static) is this block's array of `__OXIDE_LEN` elements.
             unsafe {
                 $crate::device::shared::SharedSlice::<$t>::from_raw(

@@ -36,6 +36,8 @@ mod classify;
 mod fibers;
 mod guard;
 #[cfg(test)]
+mod tensor_tests;
+#[cfg(test)]
 mod tests;
 mod watchdog;
 

@@ -53,7 +53,8 @@ fn fences_and_warp_barrier() {
 #[test]
 fn static_shared_arrays_live_in_shared_memory() {
     let body = entry("shared_reverse");
-    assert!(PTX.contains(".shared .align 4 .b8"), "a .shared array is declared");
+    // 16-byte aligned whatever the element type (`shared_array!`), for ldmatrix and cp.async.
+    assert!(PTX.contains(".shared .align 16 .b8"), "a .shared array is declared, 16-byte aligned");
     assert!(body.contains("st.shared") && body.contains("ld.shared"), "{body}");
     let t = entry("shared_transpose");
     assert!(t.contains("st.shared") && t.contains("ld.shared"), "{t}");

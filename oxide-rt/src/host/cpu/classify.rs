@@ -11,7 +11,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 /// Instruction prefixes that make threads meet: block barriers and warp collectives.
-const COLLECTIVE: &[&str] = &["bar.", "barrier.", "shfl.", "vote.", "activemask", "match.", "redux.sync", "elect.sync"];
+const COLLECTIVE: &[&str] =
+    &["bar.", "barrier.", "shfl.", "vote.", "activemask", "match.", "redux.sync", "elect.sync", "mma.", "ldmatrix."];
 
 #[derive(Default)]
 struct Function {
@@ -146,15 +147,24 @@ fn parse(ptx: &str) -> Parsed {
     let mut depth = 0usize;
     // Statements end at `;`, `{` or `}`; keep the delimiter to track nesting. These are ASCII
     // bytes, which never occur inside a multi-byte character, so a byte scan is exact.
+    // `str::find` of a `char` is core's `memchr`, fast also in unoptimised builds (where a loop
+    // over the bytes here is not): the next of each delimiter is kept and found again once used.
     let bytes = text.as_bytes();
-    let (mut start, mut i) = (0, 0);
-    while i < bytes.len() {
-        let ch = bytes[i];
-        i += 1;
-        if !matches!(ch, b';' | b'{' | b'}') {
-            continue;
+    let after = |from: usize, c: char| text.get(from..).and_then(|t| t.find(c)).map_or(text.len(), |p| from + p);
+    let mut next = [after(0, ';'), after(0, '{'), after(0, '}')];
+    let mut start = 0;
+    loop {
+        let i = next[0].min(next[1]).min(next[2]);
+        if i >= bytes.len() {
+            break;
         }
-        let i = i - 1;
+        let ch = bytes[i];
+        let k = match ch {
+            b';' => 0,
+            b'{' => 1,
+            _ => 2,
+        };
+        next[k] = after(i + 1, [';', '{', '}'][k]);
         let stmt = text[start..i].trim_ascii();
         start = i + 1;
         if depth == 0 {
@@ -189,7 +199,7 @@ fn parse(ptx: &str) -> Parsed {
             } else if let Some(var) = declaration.then(|| variable(stmt, ".shared")).flatten() {
                 f.shared.push(var);
             } else if !declaration && !stmt.is_empty() {
-                scan_instruction(stmt, f, &mut mentioned);
+                scan_instruction(stmt, f);
             }
         }
         match ch {
@@ -207,6 +217,14 @@ fn parse(ptx: &str) -> Parsed {
     }
     if let Some((name, f)) = current.take() {
         functions.insert(name, f); // a body left open at the end of the text
+    }
+    // What instructions name counts as mentioned too (gathered once here rather than per word).
+    for f in functions.values() {
+        for word in &f.uses {
+            if !mentioned.contains(word) {
+                mentioned.insert(word.clone());
+            }
+        }
     }
     Parsed { functions, entries, mentioned, shared }
 }
@@ -312,7 +330,7 @@ fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%' | '.')
 }
 
-fn scan_instruction(stmt: &str, f: &mut Function, mentioned: &mut HashSet<String>) {
+fn scan_instruction(stmt: &str, f: &mut Function) {
     let mut s = stmt;
     // Labels (`$L__BB0_3:`) and guard predicates (`@%p1`, `@!%p1`).
     while let Some(colon) = s.find(':') {
@@ -344,7 +362,6 @@ fn scan_instruction(stmt: &str, f: &mut Function, mentioned: &mut HashSet<String
         }
     } else {
         let operands = &s[opcode.len()..];
-        mention(operands, mentioned);
         for word in symbols(operands) {
             if !f.uses.contains(word) {
                 f.uses.insert(word.to_string());
@@ -361,8 +378,13 @@ fn strip_comments(ptx: &str) -> String {
     let bytes = ptx.as_bytes();
     let mut out = String::with_capacity(ptx.len());
     let (mut copied, mut i) = (0, 0);
-    while i + 1 < bytes.len() {
-        if bytes[i] != b'/' || !matches!(bytes[i + 1], b'/' | b'*') {
+    // Jump from `/` to `/` (core's `memchr`, see `parse`).
+    while let Some(slash) = ptx.get(i..).and_then(|t| t.find('/')) {
+        i += slash;
+        if i + 1 >= bytes.len() {
+            break;
+        }
+        if !matches!(bytes[i + 1], b'/' | b'*') {
             i += 1;
             continue;
         }

@@ -358,6 +358,8 @@ fn resolve(block: Dim3, fibers: &[Fiber], ready: &mut Vec<usize>, mem: &BlockMem
                 let Op::Warp { kind, site, .. } = op(m) else { continue };
                 let value = match kind {
                     WarpOp::Sync => 0,
+                    // The lanes that take part: the caller fails unless they are all 32.
+                    WarpOp::Exchange(_) => group,
                     WarpOp::All(_) => (ballot == group) as u32,
                     WarpOp::Any(_) => (ballot != 0) as u32,
                     WarpOp::Ballot(_) => ballot,

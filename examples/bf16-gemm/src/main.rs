@@ -1,0 +1,71 @@
+//! `bf16-gemm [size]`: C = A * B for size^3 (4096 on the GPU, 136 on the CPU executor;
+//! `OXIDE_BACKEND=cpu|cuda` forces one), checked against an f64 reference (sampled rows and
+//! columns for large sizes).
+//!
+//! `bf16-gemm bench [size..]` (GPU only): the kernel's median time over 20 runs (CUDA events,
+//! after 3 warm-up runs) per size, default 4096 and 8192, as CSV lines
+//! `bf16_gemm,size,ms,tflops`; `bench/gpu/bf16_gemm_cublas.py` measures cuBLAS (through
+//! PyTorch) the same way, and `bench/gpu/bf16_gemm.sh` prints both with the ratio.
+
+use example_common::{differs, run_main, run_timed, size_arg};
+use oxide_rt::cuda::sys::CUevent_flags;
+use oxide_rt::host::Gpu;
+use oxide_rt::Backend;
+use std::error::Error;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("bench") {
+        return run_main(|_, gpu| bench(gpu.ok_or("bench needs a GPU (OXIDE_BACKEND=cuda)")?));
+    }
+    run_main(|backend, gpu| {
+        let default = match backend {
+            Backend::Cuda => bf16_gemm::DEFAULT_SIZE,
+            Backend::Cpu => bf16_gemm::CPU_DEFAULT_SIZE,
+        };
+        let size = size_arg(1, default, "size")?;
+        let p = bf16_gemm::problem(42, size, size, size);
+        let (got, ms) = run_timed(gpu, &p, bf16_gemm::run_gpu, bf16_gemm::run_cpu)?;
+        println!("bf16-gemm: {size}^3, {ms:.1} ms including transfers");
+        // The full f64 reference of 4096^3 takes minutes: every 61st row and column then.
+        let sample = if size > 1024 { 61 } else { 1 };
+        let worst = bf16_gemm::compare(&p, &got, sample).map_err(differs)?;
+        println!("bf16-gemm: OK, within the bf16 error bound (max abs error {worst:.2e}, every {sample} row/column)");
+        Ok(())
+    })
+}
+
+fn bench(gpu: &Gpu) -> Result<(), Box<dyn Error>> {
+    let sizes: Vec<usize> = match std::env::args().skip(2).map(|s| s.parse()).collect::<Result<Vec<_>, _>>()? {
+        v if v.is_empty() => vec![4096, 8192],
+        v => v,
+    };
+    let s = &gpu.stream;
+    for size in sizes {
+        let p = bf16_gemm::problem(7, size, size, size);
+        let mut g = bf16_gemm::upload(s, &p)?;
+        for _ in 0..3 {
+            bf16_gemm::launch(s, &p, &mut g)?;
+        }
+        oxide_rt::host::synchronize(s)?;
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let mut ms = Vec::new();
+        for _ in 0..20 {
+            let (start, end) = (gpu.ctx.new_event(flags)?, gpu.ctx.new_event(flags)?);
+            start.record(s)?;
+            bf16_gemm::launch(s, &p, &mut g)?;
+            end.record(s)?;
+            end.synchronize()?;
+            ms.push(start.elapsed_ms(&end)? as f64);
+        }
+        oxide_rt::host::synchronize(s)?;
+        ms.sort_by(f64::total_cmp);
+        let median = ms[ms.len() / 2];
+        let tflops = 2.0 * (size as f64).powi(3) / (median * 1e-3) / 1e12;
+        println!("bf16_gemm,{size},{median:.4},{tflops:.1}");
+        // A spot check that the timed kernel computes the product.
+        let got = s.clone_dtoh(&g.c)?;
+        bf16_gemm::compare(&p, &got, 509).map_err(differs)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! Operations the built architectures lack: a kernel that uses a device-API operation needing
+//! a newer GPU than the lowest architecture of the build is an error naming the operation, the
+//! kernel and both architectures — found in the PTX, so it holds without ptxas (which would
+//! print a screenful of "Feature ... requires" lines) and before a driver rejects the module.
+
+use crate::error::{Error, ErrorKind};
+
+/// A device-API operation by the PTX instruction it emits (a prefix), with the oldest
+/// architecture oxide supports it on.
+struct Operation {
+    ptx: &'static str,
+    api: &'static str,
+    sm: u32,
+}
+
+const OPERATIONS: &[Operation] = &[
+    Operation {
+        ptx: "mma.sync.aligned.m16n8k16.row.col.f32.bf16",
+        api: "tensor::mma_sync on Bf16 fragments (M16N8K16)",
+        sm: 80,
+    },
+    Operation {
+        ptx: "mma.sync.aligned.m16n8k16.row.col.f32.f16",
+        api: "tensor::mma_sync on F16 fragments (M16N8K16)",
+        sm: 80,
+    },
+    Operation {
+        ptx: "mma.sync.aligned.m16n8k8.row.col.f32.tf32",
+        api: "tensor::mma_sync on Tf32 fragments (M16N8K8)",
+        sm: 80,
+    },
+    Operation { ptx: "mma.sync.aligned.m16n8k32", api: "tensor::mma_sync on i8 fragments (M16N8K32)", sm: 80 },
+    Operation { ptx: "ldmatrix.", api: "tensor::ldmatrix_* (or FragA::load / FragB::load*)", sm: 80 },
+    Operation { ptx: "cp.async.", api: "tensor::cp_async / cp_async_commit / cp_async_wait", sm: 80 },
+];
+
+/// `sm_90a` → 90.
+fn number(arch: &str) -> u32 {
+    arch.trim_start_matches("sm_").trim_end_matches('a').parse().unwrap_or(0)
+}
+
+/// Err when the PTX uses an operation newer than `lowest`, the lowest architecture built.
+pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
+    let have = number(lowest);
+    let mut function = "";
+    let mut found: Vec<String> = Vec::new();
+    for line in ptx.lines() {
+        let line = line.trim_start();
+        if let Some(name) = function_name(line) {
+            function = name;
+            continue;
+        }
+        // Inline PTX may put several instructions on one line, after `{` or `;`.
+        for stmt in line.split([';', '{']) {
+            let stmt = stmt.trim_start();
+            let Some(op) = OPERATIONS.iter().find(|op| op.sm > have && stmt.starts_with(op.ptx)) else { continue };
+            let what = format!(
+                "`{}` (PTX `{}`), used by `{function}`, needs sm_{} or newer",
+                op.api,
+                stmt.split_whitespace().next().unwrap_or(op.ptx),
+                op.sm
+            );
+            if !found.contains(&what) {
+                found.push(what);
+            }
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::Arch,
+        format!(
+            "the kernels use operations that {lowest}, the oldest architecture this build targets, does not have:\n  {}\n  \
+             fix: build for a newer architecture (`.arch(\"sm_80\")` or later in build.rs), or move these kernels to a \
+             module built only for GPUs that have them",
+            found.join("\n  ")
+        ),
+    ))
+}
+
+/// The function a PTX line opens: `.visible .entry name(` or `.func (.param ..) name(`.
+fn function_name(line: &str) -> Option<&str> {
+    let at = line.find(".entry ").map(|p| p + 7).or_else(|| line.find(".func ").map(|p| p + 6))?;
+    let mut rest = line[at..].trim_start();
+    if let Some(r) = rest.strip_prefix('(') {
+        // A return parameter: `.func (.param .b32 func_retval0) name(`.
+        rest = r.split_once(')').map_or("", |(_, r)| r.trim_start());
+    }
+    let end = rest.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(rest.len());
+    Some(&rest[..end]).filter(|n| !n.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PTX: &str = ".version 7.0\n.target sm_80\n\
+        .func (.param .b32 func_retval0) helper(\n\t.param .b64 p)\n{\n\tret;\n}\n\
+        .visible .entry gemm(\n\t.param .u64 a\n)\n{\n\
+        \t// begin inline asm\n\
+        \tmma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%r1, %r2, %r3, %r4}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%r1, %r2, %r3, %r4};\n\
+        \t{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, %rd1; cvt.u32.u64 %oxs, %oxg;\n\
+        ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%oxs]; }\n\
+        \t{ .reg .u64 %oxg; cvta.to.global.u64 %oxq, %rd2; cp.async.cg.shared.global [%oxs], [%oxq], 16, %r3; }\n\
+        \tret;\n}\n";
+
+    #[test]
+    fn names_each_operation_its_kernel_and_both_architectures() {
+        let e = check(PTX, "sm_75").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Arch);
+        let m = e.to_string();
+        assert!(m.contains("sm_75, the oldest architecture"), "{m}");
+        assert!(m.contains("`tensor::mma_sync on Bf16 fragments (M16N8K16)` (PTX `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`), used by `gemm`, needs sm_80"), "{m}");
+        assert!(m.contains("PTX `ldmatrix.sync.aligned.m8n8.x4.shared.b16`), used by `gemm`"), "{m}");
+        assert!(m.contains("PTX `cp.async.cg.shared.global`), used by `gemm`"), "{m}");
+        assert!(m.contains("fix: build for a newer architecture"), "{m}");
+    }
+
+    #[test]
+    fn new_enough_architectures_and_plain_kernels_pass() {
+        check(PTX, "sm_80").unwrap();
+        check(PTX, "sm_90a").unwrap();
+        check(".visible .entry saxpy(\n)\n{\n\tfma.rn.f32 %f1, %f2, %f3, %f4;\n\tret;\n}\n", "sm_75").unwrap();
+    }
+
+    #[test]
+    fn function_names_come_from_entries_and_funcs() {
+        assert_eq!(function_name(".visible .entry gemm("), Some("gemm"));
+        assert_eq!(function_name(".func (.param .b32 func_retval0) helper("), Some("helper"));
+        assert_eq!(function_name(".func helper2(.param .b64 p)"), Some("helper2"));
+        assert_eq!(function_name("mma.sync.aligned"), None);
+    }
+}
