@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine over the binaries of ci/gpu-build.sh: every GPU test (required to find
 # a GPU), every example on the GPU, compute-sanitizer memcheck/racecheck on each example, the
-# image-selection checks, and the benchmark. Usage: ci/gpu-check.sh <out dir> [--no-bench]
+# image-selection checks, and the benchmark; the golden set's agreement table lands in
+# <out dir>/golden.md. Usage: ci/gpu-check.sh <out dir> [--no-bench]
 set -uo pipefail
 OUT="$1"; BIN=.device-bin
 mkdir -p "$OUT"
@@ -9,6 +10,9 @@ export OXIDE_REQUIRE_GPU=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 status=0
 step() { echo; echo "=== $*"; "$@" || { echo "=== FAILED: $*"; status=1; }; }
+# test-gpu's golden_agreement_table (tests/device-api) writes the golden set's GPU/CPU agreement
+# table there (markdown, for BENCHMARKS.md).
+export OXIDE_GOLDEN_TABLE="$OUT/golden.md"
 for t in "$BIN"/test-*; do step "$t" --test-threads=1; done
 step "$BIN/saxpy"
 for e in reduction histogram transpose softmax stencil scan interop; do step env OXIDE_BACKEND=cuda "$BIN/$e"; done

@@ -514,7 +514,10 @@ pub fn vote_ballot(mask: u32, pred: bool) -> u32 {
 
 /// Lane whose value a shuffle returns to `lane`, or `None` for the caller's own value
 /// (PTX `shfl.sync` with CUDA's `c` operand for `width`: `((32 - width) << 8) | clamp`).
+/// Only `b[4:0]` counts, as in the ISA's pseudocode: a delta, source lane or lane mask of 40
+/// acts as 8.
 pub(crate) fn shfl_source(mode: ShflMode, lane: u32, b: u32, width: u32) -> Option<u32> {
+    let b = b & 31;
     let seg = 32 - width as i64; // segment mask, bits above the lane-in-segment
     let lane = lane as i64;
     let min_lane = lane & seg;

@@ -6,6 +6,13 @@
 //! uses one; on the host (CPU executor) they are `std`'s. Results agree to within a few ulp
 //! (libdevice documents its error bounds; `std` uses the platform libm).
 //!
+//! How closely, per function: the golden set of `tests/device-api` (`src/golden/mod.rs` holds
+//! the bound of every function, CUDA's documented ulp plus the host libm's own) runs each one
+//! on the GPU and on the CPU executor over edge cases and random inputs and prints the
+//! agreement table. Rounding functions, `abs`, `copysign`, `fma` and `sqrt` agree bit for bit,
+//! `min`/`max` too (the CPU puts -0 below +0), and f32 NaN results carry the GPU's canonical
+//! bits on both.
+//!
 //! Without libdevice, oxide-build compiles the device code with `--cfg oxide_no_libdevice`, and
 //! these functions come from oxide's own `no_std` implementation instead (in `f64`, a few ulp;
 //! slower than libdevice).
@@ -84,9 +91,11 @@ pub trait Float:
     fn atan2(self, other: Self) -> Self;
     /// `sqrt(x² + y²)` without overflow.
     fn hypot(self, other: Self) -> Self;
-    /// The smaller value; a NaN operand is ignored (IEEE `fmin`).
+    /// The smaller value; a NaN operand is ignored (IEEE `fmin`; the CPU executor puts -0
+    /// below +0).
     fn min(self, other: Self) -> Self;
-    /// The larger value; a NaN operand is ignored (IEEE `fmax`).
+    /// The larger value; a NaN operand is ignored (IEEE `fmax`; the CPU executor puts +0
+    /// above -0).
     fn max(self, other: Self) -> Self;
     /// `x`'s magnitude with `y`'s sign.
     fn copysign(self, other: Self) -> Self;
@@ -508,11 +517,14 @@ mod imp {
 
     /// A NaN result as the GPU writes it. For `f32` every NaN that an arithmetic instruction
     /// (and so libdevice) produces is the canonical `0x7fffffff`, whatever the inputs' payloads;
-    /// the host's libm returns `0x7fc00000`, `0xffc00000` or the input's payload. `abs`,
-    /// `copysign`, `min` and `max` move bits on the GPU too and are left alone. `f64` results
-    /// are left as they are.
+    /// the host's libm returns `0x7fc00000`, `0xffc00000` or the input's payload (CUDA
+    /// Programming Guide, "Floating-Point Standard"). `abs` and `copysign` are left alone;
+    /// `min`/`max` return a NaN only for two NaN operands, canonical on the GPU. `f64` results
+    /// are left as they are, but for `abs`, which passes a NaN through unchanged on the GPU.
     trait Canon {
         fn canon(self) -> Self;
+        /// `abs` as the GPU computes it.
+        fn gpu_abs(self) -> Self;
     }
 
     impl Canon for f32 {
@@ -524,12 +536,26 @@ mod imp {
                 self
             }
         }
+        #[inline(always)]
+        fn gpu_abs(self) -> f32 {
+            self.abs()
+        }
     }
 
     impl Canon for f64 {
         #[inline(always)]
         fn canon(self) -> f64 {
             self
+        }
+        /// The CUDA Programming Guide ("Floating-Point Standard"): double-precision absolute
+        /// value passes a NaN through unchanged, its sign included.
+        #[inline(always)]
+        fn gpu_abs(self) -> f64 {
+            if self.is_nan() {
+                self
+            } else {
+                self.abs()
+            }
         }
     }
 
@@ -549,7 +575,7 @@ mod imp {
                 #[inline]
                 fn rsqrt(self) -> Self {
                     let x = self;
-                    canon(1.0 / x.sqrt())
+                    canon((1.0 / (x as f64).sqrt()) as Self)
                 }
                 #[inline]
                 fn cbrt(self) -> Self {
@@ -569,7 +595,9 @@ mod imp {
                 #[inline]
                 fn exp10(self) -> Self {
                     let x = self;
-                    canon((x * core::f64::consts::LN_10 as Self).exp())
+                    // In f64 through pow: `exp(x · ln 10)` would carry the product's rounding
+                    // error, which grows with |x| (35 ulp at x = 30 in f32).
+                    canon(10f64.powf(x as f64) as Self)
                 }
                 #[inline]
                 fn expm1(self) -> Self {
@@ -673,8 +701,7 @@ mod imp {
                 }
                 #[inline]
                 fn abs(self) -> Self {
-                    let x = self;
-                    x.abs()
+                    self.gpu_abs()
                 }
                 #[inline]
                 fn pow(self, other: Self) -> Self {
@@ -691,15 +718,26 @@ mod imp {
                     let (x, y) = (self, other);
                     canon(x.hypot(y))
                 }
+                // PTX `min`/`max` (IEEE 754-2019 minimumNumber/maximumNumber): a NaN operand
+                // is ignored, two give a NaN, and -0 is below +0, where std's may return either
+                // zero. Equal values have equal bits but for the zeros' signs.
                 #[inline]
                 fn min(self, other: Self) -> Self {
                     let (x, y) = (self, other);
-                    x.min(y)
+                    if x == y {
+                        <$t>::from_bits(x.to_bits() | y.to_bits())
+                    } else {
+                        canon(x.min(y))
+                    }
                 }
                 #[inline]
                 fn max(self, other: Self) -> Self {
                     let (x, y) = (self, other);
-                    x.max(y)
+                    if x == y {
+                        <$t>::from_bits(x.to_bits() & y.to_bits())
+                    } else {
+                        canon(x.max(y))
+                    }
                 }
                 #[inline]
                 fn copysign(self, other: Self) -> Self {
@@ -756,6 +794,17 @@ mod tests {
         }
         assert_eq!(Float::abs(payload).to_bits(), 0x7fc0_1234, "abs clears the sign bit only");
         assert_eq!(Float::max(payload, 2.0), 2.0);
+        assert_eq!(Float::min(payload, f32::NAN).to_bits(), 0x7fff_ffff, "two NaNs give the canonical one");
+        // -0 is below +0 in either order, as PTX `min`/`max` (std's may return either zero).
+        for (a, b) in [(-0.0f32, 0.0), (0.0, -0.0)] {
+            assert_eq!(Float::min(a, b).to_bits(), (-0.0f32).to_bits());
+            assert_eq!(Float::max(a, b).to_bits(), 0);
+            assert_eq!(Float::min(a as f64, b as f64).to_bits(), (-0.0f64).to_bits());
+            assert_eq!(Float::max(a as f64, b as f64).to_bits(), 0);
+        }
         assert!(Float::sqrt(-1.0f64).is_nan());
+        let neg_nan = f64::from_bits(0xfff8_0000_0000_1234);
+        assert_eq!(Float::abs(neg_nan).to_bits(), neg_nan.to_bits(), "f64 abs passes NaNs through, as the GPU");
+        assert_eq!(Float::abs(-2.0f64), 2.0);
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! Every lane named in a `mask` must execute the same operation with the same mask (CUDA's
 //! `*_sync` rule); [`FULL_MASK`] names all 32 lanes. `width` splits the warp into segments of
-//! `width` lanes (a power of two, 1..=32) that shuffle independently, as in CUDA.
+//! `width` lanes (a power of two, 1..=32) that shuffle independently, as in CUDA. Only the low
+//! five bits of a shuffle's source lane, delta or lane mask count (PTX `shfl.sync` reads
+//! `b[4:0]`): a delta of 40 moves by 8, on the GPU and on the CPU executor alike.
 //!
 //! A `width` that is not a power of two up to 32 panics at the caller's line (`#[track_caller]`)
 //! on the GPU and on the CPU executor, so the `Error::KernelPanic` points into the kernel, not

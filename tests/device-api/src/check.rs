@@ -1,7 +1,5 @@
 //! Inputs and expected outputs of the kernels, computed with plain host code.
 
-use crate::kernels::MATH_FUNCS;
-
 /// Deterministic pseudo-random `u32`s below `bound`.
 pub fn inputs_u32(n: usize, bound: u32) -> Vec<u32> {
     (0..n).map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 7) % bound).collect()
@@ -165,69 +163,6 @@ pub fn bit_ops(x: &[u32]) -> Vec<[u32; 8]> {
             ]
         })
         .collect()
-}
-
-/// Inputs for the math kernels: positive, inside every function's domain.
-pub fn math_inputs() -> Vec<f64> {
-    (0..40).map(|i| 0.05 + i as f64 * 0.173).collect()
-}
-
-/// The table of `kernels::eval`, in f64 on the host.
-pub fn math_reference(k: usize, x: f64) -> f64 {
-    match k {
-        0 => x.sqrt(),
-        1 => 1.0 / x.sqrt(),
-        2 => x.exp(),
-        3 => x.exp2(),
-        4 => x.ln(),
-        5 => x.log2(),
-        6 => x.sin(),
-        7 => x.cos(),
-        8 => x.tan(),
-        9 => x.tanh(),
-        10 => x.powf(0.5),
-        11 => x.mul_add(2.0, 0.5),
-        12 => erf(x),
-        13 => (x * 2.0).floor(),
-        14 => (x * 2.0).ceil(),
-        15 => (x * 2.0).round(),
-        16 => x.min(1.0),
-        17 => x.max(1.0),
-        18 => (x - 3.0).abs(),
-        19 => x.atan2(2.0),
-        20 => x.cbrt(),
-        _ => x.ln_1p(),
-    }
-}
-
-/// Checks a math kernel's output against the f64 reference with relative tolerance `tol`.
-pub fn check_math(out: &[f64], x: &[f64], tol: f64, what: &str) {
-    assert_eq!(out.len(), x.len() * MATH_FUNCS);
-    for (i, &got) in out.iter().enumerate() {
-        let (k, j) = (i % MATH_FUNCS, i / MATH_FUNCS);
-        let want = math_reference(k, x[j]);
-        let err = (got - want).abs() / want.abs().max(1e-3);
-        assert!(err <= tol, "{what}: function {k} at x = {}: got {got}, want {want} (rel. error {err:e})", x[j]);
-    }
-}
-
-/// erf in f64 via its Taylor series / continued fraction (independent of oxide-rt's).
-pub fn erf(x: f64) -> f64 {
-    // Abramowitz & Stegun 7.1.26 is too coarse for f64; sum the series (|x| < 7 here).
-    let (x2, mut term, mut sum, mut n) = (x * x, x, x, 0.0);
-    while term.abs() > 1e-18 * sum.abs() {
-        n += 1.0;
-        term *= 2.0 * x2 / (2.0 * n + 1.0);
-        sum += term;
-    }
-    // erf(x) = 2/sqrt(pi) * exp(-x^2) * sum_n 2^n x^(2n+1) / (1*3*...*(2n+1))
-    sum * (-x2).exp() * std::f64::consts::FRAC_2_SQRT_PI
-}
-
-/// `math_fast`'s outputs in f64, for a loose comparison.
-pub fn math_fast(x: f32) -> [f64; 8] {
-    let x = x as f64;
-    [x.exp(), x.ln(), x.sin(), x.cos(), 1.0 / x.sqrt(), x.exp2(), x.log2(), x / 3.0]
 }
 
 pub fn collatz(x: &[u64]) -> Vec<u32> {

@@ -487,84 +487,6 @@ pub fn bit_ops(x: &[u32], mut out: DisjointSlice<[u32; 8]>) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Math
-
-/// The number of functions `math_f32`/`math_f64` evaluate per input.
-pub const MATH_FUNCS: usize = 22;
-
-/// Function `k` of the table in `check::math_reference`, for `f32` and `f64` alike.
-#[inline(always)]
-fn eval<F: math::Float + From<f32>>(k: usize, x: F) -> F {
-    let two = F::from(2.0);
-    let half = F::from(0.5);
-    match k {
-        0 => math::sqrt(x),
-        1 => math::rsqrt(x),
-        2 => math::exp(x),
-        3 => math::exp2(x),
-        4 => math::log(x),
-        5 => math::log2(x),
-        6 => math::sin(x),
-        7 => math::cos(x),
-        8 => math::tan(x),
-        9 => math::tanh(x),
-        10 => math::pow(x, half),
-        11 => math::fma(x, two, half),
-        12 => math::erf(x),
-        13 => math::floor(x * two),
-        14 => math::ceil(x * two),
-        15 => math::round(x * two),
-        16 => math::min(x, F::from(1.0)),
-        17 => math::max(x, F::from(1.0)),
-        18 => math::abs(x - F::from(3.0)),
-        19 => math::atan2(x, two),
-        20 => math::cbrt(x),
-        _ => math::log1p(x),
-    }
-}
-
-/// Thread `i` evaluates function `i % MATH_FUNCS` at `x[i / MATH_FUNCS]`.
-#[kernel]
-pub fn math_f32(x: &[f32], mut out: DisjointSlice<f32>) {
-    let i = thread::index();
-    let (k, j) = (i.get() % MATH_FUNCS, i.get() / MATH_FUNCS);
-    if let (Some(&v), Some(o)) = (x.get(j), out.get_mut(i)) {
-        *o = eval(k, v);
-    }
-}
-
-/// As `math_f32`, in double precision.
-#[kernel]
-pub fn math_f64(x: &[f64], mut out: DisjointSlice<f64>) {
-    let i = thread::index();
-    let (k, j) = (i.get() % MATH_FUNCS, i.get() / MATH_FUNCS);
-    if let (Some(&v), Some(o)) = (x.get(j), out.get_mut(i)) {
-        *o = eval(k, v);
-    }
-}
-
-/// The fast intrinsics: `[exp, log, sin, cos, rsqrt, exp2, log2, div by 3]` of `x[i]`.
-#[kernel]
-pub fn math_fast(x: &[f32], mut out: DisjointSlice<[f32; 8]>) {
-    use oxide_rt::device::math::fast;
-    let i = thread::index();
-    let v = x.get(i.get()).copied().unwrap_or(1.0);
-    let r = [
-        fast::exp(v),
-        fast::log(v),
-        fast::sin(v),
-        fast::cos(v),
-        fast::rsqrt(v),
-        fast::exp2(v),
-        fast::log2(v),
-        fast::div(v, 3.0),
-    ];
-    if let Some(o) = out.get_mut(i) {
-        *o = r;
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Printing, panics, launch bounds, dependencies
 
 /// Prints one line from thread 0 of each block.
@@ -725,5 +647,309 @@ pub fn matrix_flip(input: Matrix<u32>, out: Matrix<AtomicU32>) {
     let (Some(&v), Some(row)) = (input.get(y, x), input.row(y)) else { return };
     if let Some(cell) = out.get(x, y) {
         cell.store(v + input[(y, 0)] + row.iter().sum::<u32>(), Ordering::Relaxed);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Golden set: the device API over edge-case inputs, compared GPU against CPU (`golden`). One
+// kernel per value type with an operation selector `op` (each launch runs one operation) keeps
+// the module, and the debug build's ptxas time, small. `golden::F32_OPS` etc. name the
+// operations in the order of these `match`es.
+
+/// The generic math operations of the golden set, numbered as `golden::FLOAT_OPS`: the 36
+/// functions of [`math::Float`] (`sin_cos` as two), then the arithmetic operators.
+#[inline(always)]
+fn golden_math<F: math::Float>(op: u32, a: F, b: F, c: F, n: i32) -> F {
+    match op {
+        0 => math::sqrt(a),
+        1 => math::rsqrt(a),
+        2 => math::cbrt(a),
+        3 => math::exp(a),
+        4 => math::exp2(a),
+        5 => math::exp10(a),
+        6 => math::expm1(a),
+        7 => math::log(a),
+        8 => math::log2(a),
+        9 => math::log10(a),
+        10 => math::log1p(a),
+        11 => math::sin(a),
+        12 => math::cos(a),
+        13 => math::tan(a),
+        14 => math::asin(a),
+        15 => math::acos(a),
+        16 => math::atan(a),
+        17 => math::sinh(a),
+        18 => math::cosh(a),
+        19 => math::tanh(a),
+        20 => math::erf(a),
+        21 => math::erfc(a),
+        22 => math::floor(a),
+        23 => math::ceil(a),
+        24 => math::round(a),
+        25 => math::trunc(a),
+        26 => math::abs(a),
+        27 => math::pow(a, b),
+        28 => math::atan2(a, b),
+        29 => math::hypot(a, b),
+        30 => math::min(a, b),
+        31 => math::max(a, b),
+        32 => math::copysign(a, b),
+        33 => math::fma(a, b, c),
+        34 => math::powi(a, n),
+        35 => math::sin_cos(a).0,
+        36 => math::sin_cos(a).1,
+        37 => a + b,
+        38 => a - b,
+        39 => a * b,
+        40 => a / b,
+        _ => -a,
+    }
+}
+
+/// The number of operations of `golden_math`; `golden_f32`'s fast intrinsics follow them.
+pub const GOLDEN_MATH_OPS: u32 = 42;
+
+/// `math::fast`'s intrinsics, numbered as `golden::FAST_OPS`.
+#[inline(always)]
+fn golden_fast(op: u32, a: f32, b: f32) -> f32 {
+    use oxide_rt::device::math::fast;
+    match op {
+        0 => fast::exp2(a),
+        1 => fast::log2(a),
+        2 => fast::sin(a),
+        3 => fast::cos(a),
+        4 => fast::rsqrt(a),
+        5 => fast::rcp(a),
+        6 => fast::tanh(a),
+        7 => fast::exp(a),
+        8 => fast::log(a),
+        9 => fast::tan(a),
+        10 => fast::div(a, b),
+        _ => fast::pow(a, b),
+    }
+}
+
+/// `out[i]` = operation `op` of `(a[i], b[i], c[i], n[i])`: `golden_math`'s below
+/// `GOLDEN_MATH_OPS`, then `golden_fast`'s.
+#[kernel]
+pub fn golden_f32(op: u32, a: &[f32], b: &[f32], c: &[f32], n: &[i32], mut out: DisjointSlice<f32>) {
+    let i = thread::index();
+    let k = i.get();
+    if let (Some(&x), Some(&y), Some(&z), Some(&p), Some(o)) = (a.get(k), b.get(k), c.get(k), n.get(k), out.get_mut(i))
+    {
+        *o = if op < GOLDEN_MATH_OPS { golden_math(op, x, y, z, p) } else { golden_fast(op - GOLDEN_MATH_OPS, x, y) };
+    }
+}
+
+/// As `golden_f32` in double precision (no fast intrinsics).
+#[kernel]
+pub fn golden_f64(op: u32, a: &[f64], b: &[f64], c: &[f64], n: &[i32], mut out: DisjointSlice<f64>) {
+    let i = thread::index();
+    let k = i.get();
+    if let (Some(&x), Some(&y), Some(&z), Some(&p), Some(o)) = (a.get(k), b.get(k), c.get(k), n.get(k), out.get_mut(i))
+    {
+        *o = golden_math(op, x, y, z, p);
+    }
+}
+
+/// Conversion `op` (numbered as `golden::CONV_OPS`) of `x[i]` (f32), `y[i]` (f64) or `n[i]`
+/// (an integer), as the bits of the result zero-extended to `u64` (signed results sign-extended).
+#[kernel]
+pub fn golden_conv(op: u32, x: &[f32], y: &[f64], n: &[u64], mut out: DisjointSlice<u64>) {
+    let i = thread::index();
+    let k = i.get();
+    if let (Some(&a), Some(&d), Some(&m), Some(o)) = (x.get(k), y.get(k), n.get(k), out.get_mut(i)) {
+        *o = match op {
+            0 => a as i8 as u64,
+            1 => a as u8 as u64,
+            2 => a as i16 as u64,
+            3 => a as u16 as u64,
+            4 => a as i32 as u64,
+            5 => a as u32 as u64,
+            6 => a as i64 as u64,
+            7 => a as u64,
+            8 => d as i8 as u64,
+            9 => d as u8 as u64,
+            10 => d as i16 as u64,
+            11 => d as u16 as u64,
+            12 => d as i32 as u64,
+            13 => d as u32 as u64,
+            14 => d as i64 as u64,
+            15 => d as u64,
+            16 => (a as f64).to_bits(),
+            17 => (d as f32).to_bits() as u64,
+            18 => (m as i32 as f32).to_bits() as u64,
+            19 => (m as u32 as f32).to_bits() as u64,
+            20 => (m as i64 as f32).to_bits() as u64,
+            21 => (m as f32).to_bits() as u64,
+            22 => (m as i32 as f64).to_bits(),
+            23 => (m as u32 as f64).to_bits(),
+            24 => (m as i64 as f64).to_bits(),
+            _ => (m as f64).to_bits(),
+        };
+    }
+}
+
+/// Per-warp shuffle parameters of `golden_warp` (source lane, delta or lane mask): warp `w`
+/// uses width `1 << (w % 6)` and parameter `GOLDEN_SHFL_PARAMS[(w / 6) % 8]`.
+pub const GOLDEN_SHFL_PARAMS: [u32; 8] = [0, 1, 2, 3, 5, 17, 31, 40];
+
+/// The lanes of warp `w` that take part in `golden_warp`'s partial-mask votes (never empty).
+#[inline(always)]
+pub fn golden_vote_mask(w: u32) -> u32 {
+    (w.wrapping_mul(0x9e37_79b9) ^ (w << 7)) | 1 << (w % 32)
+}
+
+/// `golden_warp`'s predicate for lane value `v` in warp `w`: none, some or all lanes hold it,
+/// depending on `w % 5`.
+#[inline(always)]
+pub fn golden_pred(v: u64, w: u32) -> bool {
+    ((v as u32) >> 2) < (w % 5) * 0x1000_0000
+}
+
+#[inline(always)]
+fn golden_shfl<T: warp::Shuffle>(mode: u32, v: T, param: u32, width: u32) -> T {
+    match mode {
+        0 => warp::shfl_sync(FULL_MASK, v, param, width),
+        1 => warp::shfl_up_sync(FULL_MASK, v, param, width),
+        2 => warp::shfl_down_sync(FULL_MASK, v, param, width),
+        _ => warp::shfl_xor_sync(FULL_MASK, v, param, width),
+    }
+}
+
+/// Warp operation `op` (numbered as `golden::WARP_OPS`) on `x[i]`, in whole warps.
+#[kernel]
+pub fn golden_warp(op: u32, x: &[u64], mut out: DisjointSlice<u64>) {
+    let i = thread::index();
+    let v = x.get(i.get()).copied().unwrap_or(0);
+    let w = (i.get() / 32) as u32;
+    let (width, param) = (1u32 << (w % 6), GOLDEN_SHFL_PARAMS[((w / 6) % 8) as usize]);
+    let lane = thread::lane_id();
+    let pred = golden_pred(v, w);
+    let r = match op {
+        0..=3 => golden_shfl(op, v as u32, param, width) as u64,
+        4..=7 => golden_shfl(op - 4, v, param, width),
+        8..=11 => golden_shfl(op - 8, f32::from_bits(v as u32), param, width).to_bits() as u64,
+        12..=15 => golden_shfl(op - 12, f64::from_bits(v), param, width).to_bits(),
+        16 => warp::ballot_sync(FULL_MASK, pred) as u64,
+        17 => warp::all_sync(FULL_MASK, pred) as u64,
+        18 => warp::any_sync(FULL_MASK, pred) as u64,
+        19 => {
+            // Only the lanes of the mask vote; the others write 0.
+            let m = golden_vote_mask(w);
+            if m >> lane & 1 == 1 {
+                warp::ballot_sync(m, pred) as u64
+                    | (warp::all_sync(m, pred) as u64) << 32
+                    | (warp::any_sync(m, pred) as u64) << 33
+            } else {
+                0
+            }
+        }
+        20 => warp::reduce_add_u32(v as u32) as u64,
+        21 => warp::reduce_add_f32(f32::from_bits(v as u32)).to_bits() as u64,
+        _ => warp::active_mask() as u64,
+    };
+    if let Some(o) = out.get_mut(i) {
+        *o = r;
+    }
+}
+
+/// Integer operation `op` (numbered as `golden::BIT_OPS`) on `x[i]`: CUDA's bit intrinsics for
+/// the four integer types, then core's bit methods and shifts (shift amounts from the high half).
+#[kernel]
+pub fn golden_bits(op: u32, x: &[u64], mut out: DisjointSlice<u64>) {
+    let i = thread::index();
+    let v = x.get(i.get()).copied().unwrap_or(0);
+    let (a, s) = (v as u32, (v >> 32) as u32);
+    let r = match op {
+        0 => warp::popc(a) as u64,
+        1 => warp::clz(a) as u64,
+        2 => warp::brev(a) as u64,
+        3 => warp::ffs(a) as u64,
+        4 => warp::popc(a as i32) as u64,
+        5 => warp::clz(a as i32) as u64,
+        6 => warp::brev(a as i32) as u32 as u64,
+        7 => warp::ffs(a as i32) as u64,
+        8 => warp::popc(v) as u64,
+        9 => warp::clz(v) as u64,
+        10 => warp::brev(v),
+        11 => warp::ffs(v) as u64,
+        12 => warp::popc(v as i64) as u64,
+        13 => warp::clz(v as i64) as u64,
+        14 => warp::brev(v as i64) as u64,
+        15 => warp::ffs(v as i64) as u64,
+        16 => a.trailing_zeros() as u64,
+        17 => v.trailing_zeros() as u64,
+        18 => a.rotate_left(s) as u64,
+        19 => v.swap_bytes(),
+        20 => a.wrapping_shl(s) as u64,
+        21 => (a as i32).wrapping_shr(s) as u32 as u64,
+        22 => v.wrapping_shr(s),
+        _ => (a as u64 * s as u64) >> 32,
+    };
+    if let Some(o) = out.get_mut(i) {
+        *o = r;
+    }
+}
+
+/// Every atomic read-modify-write over `x[i]` (integers) and `f[i]`/`d[i]` (floats) into
+/// global accumulators (see `golden::ATOMIC_OPS` for which slot holds what), plus block sums
+/// through shared-memory atomics that thread 0 adds into `u32s[4]` and `f32s[1]`.
+#[allow(clippy::too_many_arguments)] // one accumulator array per atomic type
+#[kernel]
+pub fn golden_atomics(
+    x: &[u64],
+    f: &[f32],
+    d: &[f64],
+    u32s: &[AtomicU32],
+    i32s: &[AtomicI32],
+    u64s: &[AtomicU64],
+    i64s: &[AtomicI64],
+    f32s: &[AtomicF32],
+    f64s: &[AtomicF64],
+) {
+    let block_u = shared_array!(u32, 1);
+    let block_f = shared_array!(f32, 1);
+    let t = thread::thread_rank();
+    if t == 0 {
+        block_u.set(0, 0);
+        block_f.set(0, 0.0);
+    }
+    sync_threads();
+    let k = thread::index().get();
+    let slots = (u32s.get(0..7), i32s.get(0..3), u64s.get(0..7), i64s.get(0..3), f32s.get(0..2), f64s.get(0..1));
+    // No early return: every thread must reach the second barrier.
+    if let ((Some(&v), Some(&fv), Some(&dv)), (Some(u), Some(s), Some(w), Some(l), Some(fa), Some(da))) =
+        ((x.get(k), f.get(k), d.get(k)), slots)
+    {
+        let (a, b) = (v as u32, (v >> 32) as u32);
+        u[0].atomic_add(a, Scope::Device);
+        u[1].atomic_min(a, Scope::Device);
+        u[2].atomic_max(a, Scope::System);
+        u[3].atomic_and(a | b, Scope::Device);
+        u[5].atomic_or(a & b, Scope::Device);
+        u[6].atomic_xor(a, Scope::Device);
+        s[0].atomic_add(a as i32, Scope::Device);
+        s[1].atomic_min(a as i32, Scope::Device);
+        s[2].atomic_max(a as i32, Scope::Block);
+        w[0].atomic_add(v, Scope::Device);
+        w[1].atomic_min(v, Scope::Device);
+        w[2].atomic_max(v, Scope::Device);
+        w[3].atomic_and(v | v.rotate_left(17), Scope::Device);
+        w[4].atomic_or(v & v.rotate_left(17), Scope::System);
+        w[5].atomic_xor(v, Scope::Device);
+        w[6].atomic_sub(v, Scope::Device);
+        l[0].atomic_add(v as i64, Scope::Device);
+        l[1].atomic_min(v as i64, Scope::Device);
+        l[2].atomic_max(v as i64, Scope::Device);
+        fa[0].atomic_add(fv, Scope::Device);
+        da[0].atomic_add(dv, Scope::Device);
+        block_u.atomic(0).atomic_add(a, Scope::Block);
+        block_f.atomic(0).atomic_add(fv, Scope::Block);
+    }
+    sync_threads();
+    if let (0, Some(u), Some(fa)) = (t, u32s.get(4), f32s.get(1)) {
+        u.atomic_add(block_u.get(0), Scope::Device);
+        fa.atomic_add(block_f.get(0), Scope::Device);
     }
 }

@@ -1,6 +1,7 @@
 //! Kernels exercising the whole device API (`kernels`) and the expected results every backend
 //! must produce (`check`), shared by the CPU and GPU tests.
 pub mod check;
+pub mod golden;
 pub mod kernels;
 
 /// GPU 0 for a GPU test, or `None` (printing why) when there is none. With

@@ -1,6 +1,6 @@
 //! Every kernel on the CPU executor (`cpu_<name>`), against the expected values in `check`.
 
-use device_api::{check, kernels};
+use device_api::{check, golden, kernels};
 use oxide_rt::device::atomic::{AtomicF32, AtomicF64, AtomicU32, Ordering};
 use oxide_rt::{Append, Error, LaunchConfig, Matrix, Pairs, Slice2d, Slice3d};
 
@@ -136,39 +136,6 @@ fn bit_ops() {
     let mut out = vec![[0u32; 8]; 100];
     kernels::cpu_bit_ops(1u32, 100u32, &x, &mut out).unwrap();
     assert_eq!(out, check::bit_ops(&x));
-}
-
-#[test]
-fn math() {
-    let x = check::math_inputs();
-    let n = x.len() * kernels::MATH_FUNCS;
-    let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
-    let mut o32 = vec![0f32; n];
-    kernels::cpu_math_f32_with(LaunchConfig::for_num_elems(n as u32, 128), &x32, &mut o32).unwrap();
-    let x32_64: Vec<f64> = x32.iter().map(|&v| v as f64).collect();
-    check::check_math(&o32.iter().map(|&v| v as f64).collect::<Vec<_>>(), &x32_64, 2e-6, "f32 on the CPU");
-    let mut o64 = vec![0f64; n];
-    kernels::cpu_math_f64_with(LaunchConfig::for_num_elems(n as u32, 128), &x, &mut o64).unwrap();
-    check::check_math(&o64, &x, 1e-13, "f64 on the CPU");
-}
-
-#[test]
-fn math_fast() {
-    let x: Vec<f32> = (1..=64).map(|i| i as f32 * 0.1).collect();
-    let mut out = vec![[0f32; 8]; 64];
-    kernels::cpu_math_fast(1u32, 64u32, &x, &mut out).unwrap();
-    for (i, r) in out.iter().enumerate() {
-        let want = check::math_fast(x[i]);
-        for k in 0..8 {
-            assert!(
-                (r[k] as f64 - want[k]).abs() <= 1e-5 * want[k].abs().max(1.0),
-                "fn {k} at {}: {} vs {}",
-                x[i],
-                r[k],
-                want[k]
-            );
-        }
-    }
 }
 
 #[test]
@@ -404,4 +371,43 @@ fn matrix_arguments() {
     assert!(matches!(&err, Error::InvalidLaunch { .. }) && err.to_string().contains("`input`"), "{err}");
     let err = launch(Matrix::new(&input[..], rows, cols), Matrix::new(&out[..], cols + 1, rows)).unwrap_err();
     assert!(err.to_string().contains("`out`") && err.to_string().contains("holds"), "{err}");
+}
+
+/// The golden set on the CPU executor against plain Rust (`golden::Reference`: std's functions,
+/// `as` casts, a model of the warp operations from the PTX ISA), held to the bounds the GPU test
+/// holds the GPU to: CI's check of the CPU side of the agreement table.
+#[test]
+fn golden_cpu_against_reference() {
+    let rows = golden::agreement(&golden::Cpu, &golden::Reference);
+    println!("{}", golden::table("Golden set: the CPU executor against the Rust reference", &rows));
+    let bad = golden::violations(&rows);
+    assert!(bad.is_empty(), "operations outside their bound:\n{bad}");
+}
+
+/// The golden set's comparison: ulp distances across zero, NaN payloads counted apart and held
+/// only where the operation says so, a NaN against a number always outside the bound.
+#[test]
+fn golden_comparison_counts_ulp_and_nan_payloads() {
+    use golden::{compare_floats, ulp_distance, FLOAT_OPS};
+    let b = |x: f32| x.to_bits() as u64;
+    assert_eq!(ulp_distance(b(1.0), b(1.0f32.next_up()), 32), 1);
+    assert_eq!(ulp_distance(b(0.0), b(-0.0), 32), 1);
+    assert_eq!(ulp_distance(b(f32::from_bits(1)), b(-f32::from_bits(1)), 32), 3);
+    assert_eq!(ulp_distance(f64::MAX.to_bits(), f64::INFINITY.to_bits(), 64), 1);
+    let (sin32, add32) = (FLOAT_OPS[11].0, FLOAT_OPS[37].0);
+    let x = [0.0; 4];
+    let want = [b(0.5), b(f32::NAN), b(2.0), b(1.0)];
+    let got = [b(0.5f32.next_up().next_up()), 0x7fff_ffff, b(2.0), b(f32::NAN)];
+    let row = compare_floats("sin".into(), sin32, 32, &x, &got, &want);
+    assert_eq!((row.inputs, row.exact, row.nan_payload), (4, 1, 1));
+    assert_eq!(row.max_ulp, u64::MAX, "NaN against a number");
+    assert_eq!(row.violations, 2, "the payload (held for f32 sin) and NaN against 1.0: {:?}", row.examples);
+    // x + y: exact, NaN payloads reported only.
+    let row = compare_floats("add".into(), add32, 32, &x, &[b(0.5), 0x7fff_ffff, b(2.0)], &want[..3]);
+    assert_eq!((row.exact, row.nan_payload, row.violations, row.max_ulp), (2, 1, 0, 0));
+    let off = compare_floats("add".into(), add32, 32, &x, &got[..1], &want[..1]);
+    assert_eq!((off.violations, off.max_ulp), (1, 2), "2 ulp off an exact operation");
+    let table = golden::table("t", &[row, off]);
+    assert!(table.contains("| add | 3 | 2 | 0 | 1 | exact; NaN payloads may differ | yes |"), "{table}");
+    assert!(table.contains("| add | 1 | 0 | 2 | 0 | exact; NaN payloads may differ | **no: 1** |"), "{table}");
 }

@@ -1,7 +1,7 @@
 //! Every kernel on the GPU through the typed launchers, against the same expected values as the
 //! CPU tests. Skips (printing why) without a GPU, unless OXIDE_REQUIRE_GPU=1.
 
-use device_api::{check, kernels};
+use device_api::{check, golden, kernels};
 use oxide_rt::host::Gpu;
 use oxide_rt::{Append, LaunchConfig, Matrix, Pairs, Slice2d, Slice3d};
 use std::sync::OnceLock;
@@ -143,42 +143,6 @@ fn warps_and_bits() {
     let mut out = s.alloc_zeros::<[u32; 8]>(100).unwrap();
     run!(g, kernels::launch_bit_ops(s, 1u32, 100u32, &dx, &mut out));
     assert_eq!(s.clone_dtoh(&out).unwrap(), check::bit_ops(&x));
-}
-
-#[test]
-fn math() {
-    let Some(g) = gpu() else { return };
-    let s = &g.stream;
-    let x = check::math_inputs();
-    let n = x.len() * kernels::MATH_FUNCS;
-    let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
-    let dx32 = s.clone_htod(&x32).unwrap();
-    let mut o32 = s.alloc_zeros::<f32>(n).unwrap();
-    run!(g, kernels::launch_math_f32_with(s, LaunchConfig::for_num_elems(n as u32, 128), &dx32, &mut o32));
-    let got: Vec<f64> = s.clone_dtoh(&o32).unwrap().into_iter().map(|v| v as f64).collect();
-    check::check_math(&got, &x32.iter().map(|&v| v as f64).collect::<Vec<_>>(), 2e-6, "f32 on the GPU");
-    let dx = s.clone_htod(&x).unwrap();
-    let mut o64 = s.alloc_zeros::<f64>(n).unwrap();
-    run!(g, kernels::launch_math_f64_with(s, LaunchConfig::for_num_elems(n as u32, 128), &dx, &mut o64));
-    check::check_math(&s.clone_dtoh(&o64).unwrap(), &x, 1e-13, "f64 on the GPU");
-
-    let x: Vec<f32> = (1..=64).map(|i| i as f32 * 0.1).collect();
-    let dx = s.clone_htod(&x).unwrap();
-    let mut out = s.alloc_zeros::<[f32; 8]>(64).unwrap();
-    run!(g, kernels::launch_math_fast(s, 1u32, 64u32, &dx, &mut out));
-    for (i, r) in s.clone_dtoh(&out).unwrap().iter().enumerate() {
-        let want = check::math_fast(x[i]);
-        for k in 0..8 {
-            // The approximate instructions: ~2 ulp near 1, a little more for exp of large x.
-            assert!(
-                (r[k] as f64 - want[k]).abs() <= 1e-5 * want[k].abs().max(1.0),
-                "fast fn {k} at {}: {} vs {}",
-                x[i],
-                r[k],
-                want[k]
-            );
-        }
-    }
 }
 
 #[test]
@@ -463,4 +427,17 @@ fn matrix_arguments() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("`input`") && err.to_string().contains("holds"), "{err}");
+}
+
+/// The golden set on the GPU against the CPU executor: the agreement table per operation
+/// (inputs, bit-exact results, largest ulp distance, NaN payload differences, the bound), written
+/// to stdout and to the file `OXIDE_GOLDEN_TABLE` names; every operation within its bound.
+#[test]
+fn golden_agreement_table() {
+    let Some(g) = gpu() else { return };
+    let rows = golden::agreement(&golden::OnGpu(g), &golden::Cpu);
+    let title = format!("Golden set: {} against the CPU executor (bound: GPU's documented + host's own)", g.describe());
+    golden::publish(&golden::table(&title, &rows));
+    let bad = golden::violations(&rows);
+    assert!(bad.is_empty(), "operations outside their bound:\n{bad}");
 }

@@ -138,13 +138,13 @@ fn libdevice_math_is_linked_in() {
     let code =
         PTX.lines().map(|l| l.split("//").next().unwrap_or("")).filter(|l| l.contains("__nv_")).collect::<Vec<_>>();
     assert!(code.is_empty(), "unresolved libdevice references: {code:?}");
-    assert!(entry("math_f32").contains("sqrt.rn.f32"), "libdevice's sqrtf is sqrt.rn.f32");
-    assert!(entry("math_f64").contains("sqrt.rn.f64"));
+    assert!(entry("golden_f32").contains("sqrt.rn.f32"), "math::sqrt on f32 is sqrt.rn.f32");
+    assert!(entry("golden_f64").contains("sqrt.rn.f64"));
 }
 
 #[test]
 fn fast_math_uses_approximate_instructions() {
-    let body = entry("math_fast");
+    let body = entry("golden_f32");
     for insn in [
         "ex2.approx.ftz.f32",
         "lg2.approx.ftz.f32",
