@@ -23,7 +23,8 @@ step() { echo; echo "=== $*"; "$@" || { echo "=== FAILED: $*"; status=1; }; }
 export OXIDE_GOLDEN_TABLE="$OUT/golden.md"
 for t in "$BIN"/test-*; do step "$t" --test-threads=1; done
 step "$BIN/saxpy"
-for e in reduction histogram transpose softmax stencil scan; do step env OXIDE_BACKEND=cuda "$BIN/$e"; done
+for e in reduction histogram transpose softmax stencil scan interop; do step env OXIDE_BACKEND=cuda "$BIN/$e"; done
+step env OXIDE_LOG=1 OXIDE_BACKEND=cuda "$BIN/interop" 1000 517   # CUDA C++ + Rust, which image each loaded
 step env OXIDE_BACKEND=cuda "$BIN/sgemm" 1531   # the full f64 check of 4096^3 takes minutes
 step env OXIDE_BACKEND=cuda "$BIN/bf16-gemm"       # 4096^3 on the tensor cores, sampled f64 check
 step env OXIDE_LOG=1 "$BIN/prebuilt"
@@ -35,8 +36,8 @@ step env OXIDE_BACKEND=cuda "$BIN/scaffold-hello-gpu"   # what `cargo oxide new`
 echo; echo "=== cargo-oxide doctor"; "$BIN/cargo-oxide" doctor || true
 SAN="${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
 # Small sizes: the sanitizer slows kernels by orders of magnitude.
-declare -A SMALL=([saxpy]=100003 [reduction]=100003 [sgemm]=200 [bf16-gemm]=200 [histogram]=100003 [transpose]=1000 [softmax]=300 [stencil]=300 [scan]=100003)
-for e in saxpy reduction sgemm bf16-gemm histogram transpose softmax stencil scan; do
+declare -A SMALL=([saxpy]=100003 [reduction]=100003 [sgemm]=200 [bf16-gemm]=200 [histogram]=100003 [transpose]=1000 [softmax]=300 [stencil]=300 [scan]=100003 [interop]=300)
+for e in saxpy reduction sgemm bf16-gemm histogram transpose softmax stencil scan interop; do
   for tool in memcheck racecheck; do
     echo; echo "=== compute-sanitizer --tool $tool $e ${SMALL[$e]}"
     OXIDE_BACKEND=cuda "$SAN" --tool "$tool" --error-exitcode 9 "$BIN/$e" ${SMALL[$e]} > "$OUT/san-$tool-$e.log" 2>&1

@@ -28,6 +28,8 @@ pub(crate) struct Input<'a> {
     /// Contract `a * b + c` into `fma` like nvcc's default `--fmad=true`.
     pub fmad: bool,
     pub work_dir: &'a Path,
+    /// CUDA C++ device functions as LLVM IR (`cuda_bitcode.rs`), linked in before `opt`.
+    pub linked_ir: &'a [PathBuf],
 }
 
 /// How much code LLVM may emit to compute a loop's trip count before runtime unrolling (default
@@ -59,6 +61,13 @@ pub(crate) struct Ptx {
     warnings: Vec<String>,
 }
 
+impl Ptx {
+    /// PTX that another compiler wrote (nvcc for CUDA C++ sources), for the ptxas stage.
+    pub(crate) fn from_file(path: PathBuf, text: String) -> Ptx {
+        Ptx { path, text, commands: vec![], inputs: vec![], warnings: vec![] }
+    }
+}
+
 impl crate::Traced for Ptx {
     fn trace(&self) -> crate::Trace {
         crate::Trace {
@@ -75,6 +84,7 @@ pub(crate) fn run(tc: &Toolchain, input: &Input<'_>) -> Result<Ptx, Error> {
     let needs_libdevice = input.ir.processed.needs_libdevice;
     let mut inputs = vec![input.ir.path.clone()];
     inputs.extend(tc.libdevice.clone().filter(|_| needs_libdevice));
+    inputs.extend(input.linked_ir.iter().cloned());
     let (text, commands, warnings) = match &tc.llc {
         Some(llc) => {
             let (text, commands) = llc_ptx(tc, llc, input)?;
@@ -94,6 +104,7 @@ fn rustc_ptx(tc: &Toolchain, input: &Input<'_>) -> Result<String, Error> {
     let needs = [
         (!processed.shared_statics.is_empty()).then_some("shared memory"),
         processed.needs_libdevice.then_some("libdevice math"),
+        (!input.linked_ir.is_empty()).then_some("CUDA C++ device functions"),
         processed.meta.iter().any(|m| m.name.starts_with("__oxide_launch_bounds_")).then_some("launch bounds"),
         processed.meta.iter().any(|m| m.name.starts_with("__oxide_block_")).then_some("a required block shape"),
     ];
@@ -122,25 +133,30 @@ fn llc_ptx(tc: &Toolchain, llc: &Path, input: &Input<'_>) -> Result<(String, Vec
     let processed = &input.ir.processed;
     let mut commands = Vec::new();
     let mut ir = input.ir.path.clone();
-    if processed.needs_libdevice {
-        let libdevice = tc.libdevice.as_ref().ok_or_else(|| {
-            Error::new(
-                ErrorKind::MissingLibdevice,
-                format!(
-                    "the kernels in `{}` call CUDA math functions (`__nv_*`), which live in libdevice, but libdevice.10.bc was not found.\n  \
-                     fix: set OXIDE_LIBDEVICE=<path>/libdevice.10.bc, or {}",
-                    input.module,
-                    toolchain::INSTALL_PTXAS
-                ),
-            )
-        })?;
+    if processed.needs_libdevice || !input.linked_ir.is_empty() {
+        // C++ device functions may call CUDA math (`__nv_*`) themselves: libdevice comes along.
+        let libdevice = match processed.needs_libdevice {
+            false if !input.linked_ir.is_empty() => tc.libdevice.as_ref(),
+            true => Some(tc.libdevice.as_ref().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::MissingLibdevice,
+                    format!(
+                        "the kernels in `{}` call CUDA math functions (`__nv_*`), which live in libdevice, but libdevice.10.bc was not found.\n  \
+                         fix: set OXIDE_LIBDEVICE=<path>/libdevice.10.bc, or {}",
+                        input.module,
+                        toolchain::INSTALL_PTXAS
+                    ),
+                )
+            })?),
+            false => None,
+        };
         let (link, opt) = match (&tc.llvm_link, &tc.opt) {
             (Some(l), Some(o)) => (l, o),
             _ => {
                 return Err(Error::new(
                     ErrorKind::Llc,
                     format!(
-                        "linking libdevice for `{}` needs llvm-link and opt next to {}; fix: install the full LLVM tools ({})",
+                        "linking libdevice or CUDA C++ device functions into `{}` needs llvm-link and opt next to {}; fix: install the full LLVM tools ({})",
                         input.module,
                         llc.display(),
                         toolchain::INSTALL_DEBIAN
@@ -150,9 +166,10 @@ fn llc_ptx(tc: &Toolchain, llc: &Path, input: &Input<'_>) -> Result<(String, Vec
         };
         let linked = input.work_dir.join("linked.bc");
         let mut cmd = Command::new(link);
-        cmd.arg(&ir).arg(libdevice).arg("-o").arg(&linked);
+        // The Rust module, the CUDA C++ functions it calls, then libdevice that both may call.
+        cmd.arg(&ir).args(input.linked_ir).args(libdevice).arg("-o").arg(&linked);
         commands.push(run_tool(&mut cmd, input.module, "llvm-link")?);
-        // libdevice's functions must become internal too, or llc emits all of them.
+        // libdevice's and the C++ functions must become internal too, or llc emits all of them.
         let optimized = input.work_dir.join("opt.ll");
         let mut cmd = Command::new(opt);
         cmd.arg(format!("-passes=internalize,globaldce,default<O{}>", input.opt_level.min(3)))

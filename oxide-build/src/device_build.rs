@@ -18,6 +18,8 @@ pub(crate) struct Options<'a> {
     /// The kernels module file and its module name, for hints about paths that leave it.
     pub kernels_file: &'a Path,
     pub module: &'a str,
+    /// The generated CUDA C++ bindings (`oxide_rt::include_cuda!()` reads `OXIDE_CUDA`).
+    pub cuda_bindings: Option<&'a Path>,
 }
 
 pub(crate) struct DeviceBuild {
@@ -77,6 +79,9 @@ pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, opts: &Options
         }
     }
     cmd.env("RUSTC", &tc.rustc).env("CARGO_TARGET_DIR", target_dir);
+    if let Some(bindings) = opts.cuda_bindings {
+        cmd.env("OXIDE_CUDA", bindings);
+    }
     if tc.bootstrap {
         cmd.env("RUSTC_BOOTSTRAP", "1");
     }

@@ -28,6 +28,12 @@ pub enum ErrorKind {
     Arch,
     /// Reading or writing a file failed.
     Io,
+    /// nvcc rejected a CUDA C++ source.
+    CudaCompile,
+    /// A CUDA C++ kernel's signature or a shared header cannot be read or mapped to Rust.
+    CudaBindings,
+    /// A shared struct's layout differs between C, the host and nvptx64.
+    Layout,
 }
 
 #[derive(Clone, Debug)]

@@ -24,6 +24,9 @@
 
 mod arch_gate;
 mod codegen;
+mod cuda_bindings;
+mod cuda_bitcode;
+mod cuda_sources;
 mod device_build;
 mod device_crate;
 mod env;
@@ -72,7 +75,26 @@ pub struct Build {
     oxide_rt: Option<PathBuf>,
     prebuilt: Option<PathBuf>,
     cargo_metadata: bool,
+    cuda: CudaConfig,
     env: Env,
+}
+
+/// The CUDA C++ side of a build: sources, shared headers, and what nvcc and libclang need.
+#[derive(Clone, Debug, Default)]
+struct CudaConfig {
+    sources: Vec<PathBuf>,
+    device_sources: Vec<PathBuf>,
+    headers: Vec<PathBuf>,
+    includes: Vec<PathBuf>,
+    defines: Vec<(String, Option<String>)>,
+    flags: Vec<String>,
+    rust_structs: Vec<String>,
+}
+
+impl CudaConfig {
+    fn is_empty(&self) -> bool {
+        self.sources.is_empty() && self.headers.is_empty() && self.device_sources.is_empty()
+    }
 }
 
 /// What a successful build produced.
@@ -101,6 +123,23 @@ pub struct Output {
     pub commands: Vec<String>,
     /// Whether ptxas validated the PTX.
     pub validated: bool,
+    /// What the CUDA C++ sources produced, when there are any.
+    pub cuda: Option<CudaOutput>,
+}
+
+/// The CUDA C++ part of a build's output.
+#[derive(Clone, Debug)]
+pub struct CudaOutput {
+    /// The generated Rust (`oxide_rt::include_cuda!()`): shared types and launchers.
+    pub bindings: PathBuf,
+    /// `(launcher base name, C++ symbol)` of every kernel: `("addk_f32", "_Z4addkIfEvPKT_PS0_j")`.
+    pub kernels: Vec<(String, String)>,
+    /// The PTX of each source.
+    pub ptx: Vec<PathBuf>,
+    /// `(arch, path)` of each cubin of each source.
+    pub cubins: Vec<(String, PathBuf)>,
+    /// Every file that reruns the build: the sources, each header they include, the shared headers.
+    pub deps: Vec<PathBuf>,
 }
 
 /// One pipeline stage as `OXIDE_TRACE=1` and `cargo oxide build --trace` show it.
@@ -140,6 +179,7 @@ impl Build {
             oxide_rt: None,
             prebuilt: None,
             cargo_metadata: true,
+            cuda: CudaConfig::default(),
             env,
         }
     }
@@ -251,6 +291,62 @@ impl Build {
         self
     }
 
+    /// A CUDA C++ source (relative to the manifest directory) to compile next to the Rust
+    /// kernels: nvcc builds it device-only to PTX and cubins for the configured archs, ptxas
+    /// validates it, and every `__global__` function (explicit template instantiations too)
+    /// gets typed launchers `launch_<name>` / `launch_<name>_with`, generated from what
+    /// `bindgen` reads in it. The kernels module includes them with `oxide_rt::include_cuda!()`.
+    /// Needs nvcc (found next to ptxas) and libclang.
+    pub fn cuda_source(&mut self, path: impl AsRef<Path>) -> &mut Build {
+        self.cuda.sources.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A CUDA C++ source (relative to the manifest directory) of `extern "C" __host__ __device__`
+    /// functions that Rust kernels call, declared in the kernels module as
+    /// `extern "C" { fn clamp_index(v: i32, hi: i32) -> i32; }`. clang (LLVM 22, the device
+    /// rustc's) compiles it to LLVM IR that is linked into the Rust module before `opt`, so the
+    /// calls inline; `cc` compiles it for the host too, where the CPU executor calls it.
+    pub fn cuda_device_source(&mut self, path: impl AsRef<Path>) -> &mut Build {
+        self.cuda.device_sources.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A C/C++ header (relative to the manifest directory) whose structs are shared by CUDA C++
+    /// and Rust: each becomes a `#[repr(C)]` kernel argument in `oxide_rt::include_cuda!()`,
+    /// with the C layout (size, alignment, every field offset) asserted on the host and on
+    /// nvptx64. Structs that the sources' kernels take are shared without this.
+    pub fn shared_header(&mut self, path: impl AsRef<Path>) -> &mut Build {
+        self.cuda.headers.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A struct of the CUDA C++ sources or shared headers that the kernels module defines in
+    /// Rust itself (with `#[derive(KernelArg)] #[repr(C)]`) instead of taking the generated one;
+    /// its layout is still asserted equal to C's, field by field.
+    pub fn cuda_struct_in_rust(&mut self, name: &str) -> &mut Build {
+        self.cuda.rust_structs.push(name.to_string());
+        self
+    }
+
+    /// An include directory (relative to the manifest directory) for nvcc and libclang.
+    pub fn cuda_include(&mut self, dir: impl AsRef<Path>) -> &mut Build {
+        self.cuda.includes.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// A preprocessor definition for nvcc and libclang (`-DNAME` or `-DNAME=VALUE`).
+    pub fn cuda_define(&mut self, name: &str, value: Option<&str>) -> &mut Build {
+        self.cuda.defines.push((name.to_string(), value.map(str::to_string)));
+        self
+    }
+
+    /// An extra nvcc flag (e.g. `"-std=c++20"`, `"--use_fast_math"`).
+    pub fn cuda_flag(&mut self, flag: &str) -> &mut Build {
+        self.cuda.flags.push(flag.to_string());
+        self
+    }
+
     /// What device-toolchain discovery finds, component by component, with fixes for misses
     /// (`cargo oxide doctor`). Honours the same variables and overrides as a build.
     pub fn doctor(&self) -> toolchain::Report {
@@ -311,6 +407,7 @@ impl Build {
                 None => return Err(e),
             },
         };
+        let cuda = self.cuda_stages(&plan, &tc, &mut rec)?;
         let spec = device_crate::Spec::new(self, &plan)?;
         let built = rec.run("device build (cargo + rustc)", || {
             let options = device_build::Options {
@@ -319,6 +416,7 @@ impl Build {
                 cfgs: &self.cfgs,
                 kernels_file: &plan.source,
                 module: &plan.module,
+                cuda_bindings: cuda.as_ref().map(|c| c.bindings.path.as_path()),
             };
             device_build::run(&tc, &self.env, &device_crate::generate(&spec)?, &options)
         })?;
@@ -345,6 +443,7 @@ impl Build {
                     opt_level: self.opt_level,
                     fmad: self.fmad,
                     work_dir: &plan.work_dir(),
+                    linked_ir: cuda.as_ref().map(|c| c.device_ir.as_slice()).unwrap_or_default(),
                 },
             )
         })?;
@@ -374,6 +473,9 @@ impl Build {
         })?;
         if self.cargo_metadata {
             tell_cargo(&plan, &tc, &ptx, &written, &built.sources);
+            if let Some(c) = &cuda {
+                tell_cargo_cuda(c);
+            }
         }
         let (stages, timings, commands) = rec.finish();
         Ok(Output {
@@ -390,11 +492,124 @@ impl Build {
             timings,
             commands,
             validated: checked.validated,
+            cuda: cuda.map(|c| CudaOutput {
+                bindings: c.bindings.path,
+                kernels: c.bindings.kernels,
+                ptx: c.modules.iter().map(|m| m.ptx.clone()).collect(),
+                cubins: c.modules.iter().flat_map(|m| m.cubins.clone()).collect(),
+                deps: c.deps,
+            }),
         })
+    }
+
+    /// The CUDA C++ stages, when there are sources or shared headers: nvcc and ptxas
+    /// (`cuda_sources`), then bindgen and the launchers (`cuda_bindings`).
+    fn cuda_stages(&self, plan: &Plan, tc: &Toolchain, rec: &mut Recorder) -> Result<Option<CudaBuilt>, Error> {
+        if self.cuda.is_empty() {
+            return Ok(None);
+        }
+        let nvcc = toolchain::find_nvcc(&self.env, tc.ptxas.as_deref()).ok_or_else(|| {
+            Error::new(
+                ErrorKind::ToolchainNotFound,
+                format!(
+                    "CUDA C++ sources need nvcc, and none was found (looked for: OXIDE_NVCC, nvcc next to ptxas, NVCC, \
+                     nvcc on PATH, $CUDA_HOME/bin)\n  fix: {}",
+                    toolchain::INSTALL_NVCC
+                ),
+            )
+        })?;
+        let abs = |paths: &[PathBuf]| -> Vec<PathBuf> { paths.iter().map(|p| plan.manifest_dir.join(p)).collect() };
+        let (sources, headers, includes) = (abs(&self.cuda.sources), abs(&self.cuda.headers), abs(&self.cuda.includes));
+        let compiled = rec.run("CUDA C++ (nvcc + ptxas)", || {
+            cuda_sources::run(&cuda_sources::Input {
+                sources: &sources,
+                manifest_dir: &plan.manifest_dir,
+                includes: &includes,
+                defines: &self.cuda.defines,
+                flags: &self.cuda.flags,
+                archs: &plan.archs,
+                lowest: &plan.lowest,
+                opt_level: self.opt_level,
+                nvcc: &nvcc,
+                ptxas: tc.ptxas.as_deref(),
+                dir: &plan.oxide_dir(),
+                work_dir: &plan.work_dir().join("cuda"),
+                env: &self.env,
+            })
+        })?;
+        let bindings = rec.run("CUDA C++ launchers (bindgen)", || {
+            cuda_bindings::run(&cuda_bindings::Input {
+                modules: &compiled.modules,
+                headers: &headers,
+                rust_structs: &self.cuda.rust_structs,
+                manifest_dir: &plan.manifest_dir,
+                includes: &includes,
+                defines: &self.cuda.defines,
+                lowest: &plan.lowest,
+                nvcc: &nvcc,
+                work_dir: &plan.work_dir().join("cuda"),
+                out: &plan.oxide_dir().join("cuda.rs"),
+                env: &self.env,
+            })
+        })?;
+        let device_sources = abs(&self.cuda.device_sources);
+        let bitcode = match device_sources.is_empty() {
+            true => None,
+            false => Some(rec.run("CUDA C++ device functions (clang -emit-llvm + cc)", || {
+                let clang = toolchain::find_clang(&self.env).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::ToolchainNotFound,
+                        format!(
+                            "CUDA C++ device functions need clang 22 (the device rustc's LLVM), and none was found \
+                             (looked for: OXIDE_CLANG, clang-22, clang on PATH)\n  fix: {}",
+                            toolchain::INSTALL_LIBCLANG
+                        ),
+                    )
+                })?;
+                let work_dir = plan.work_dir().join("cuda");
+                let cuda_args = cuda_bindings::clang_args(&cuda_bindings::ClangInput {
+                    includes: &includes,
+                    defines: &self.cuda.defines,
+                    lowest: &plan.lowest,
+                    nvcc: &nvcc,
+                    work_dir: &work_dir,
+                    env: &self.env,
+                })?;
+                cuda_bitcode::run(&cuda_bitcode::Input {
+                    sources: &device_sources,
+                    manifest_dir: &plan.manifest_dir,
+                    clang: &clang,
+                    cuda_args: &cuda_args,
+                    opt_level: self.opt_level,
+                    work_dir: &work_dir,
+                    out_dir: &plan.out_dir,
+                    cargo_metadata: self.cargo_metadata,
+                    package: &plan.package,
+                    env: &self.env,
+                })
+            })?),
+        };
+        let mut deps: Vec<PathBuf> = compiled.modules.iter().flat_map(|m| m.deps.iter().cloned()).collect();
+        deps.extend(sources.iter().chain(&headers).chain(&device_sources).cloned());
+        deps.extend(bitcode.iter().flat_map(|b| b.deps.iter().cloned()));
+        deps.sort();
+        deps.dedup();
+        let device_ir = bitcode.map(|b| b.ir).unwrap_or_default();
+        Ok(Some(CudaBuilt { modules: compiled.modules, bindings, deps, device_ir }))
     }
 
     /// The build's result taken from a prebuilt directory (after checking it is current).
     fn use_prebuilt(&self, plan: &Plan, reason: &str, mut rec: Recorder) -> Result<Output, Error> {
+        if !self.cuda.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "prebuilt kernels ({reason}) cannot stand in for CUDA C++ sources, which need nvcc and libclang at \
+                     build time; fix: {}",
+                    toolchain::INSTALL_NVCC
+                ),
+            ));
+        }
         let dir = plan.prebuilt_dir.as_deref().unwrap_or(Path::new("."));
         let req = prebuilt::Request {
             dir,
@@ -447,6 +662,7 @@ impl Build {
             timings,
             commands,
             validated,
+            cuda: None,
         })
     }
 }
@@ -471,6 +687,24 @@ fn tell_cargo(plan: &Plan, tc: &Toolchain, ptx: &codegen::Ptx, written: &manifes
     println!("cargo:rerun-if-changed={}", plan.source.display());
     for s in sources {
         println!("cargo:rerun-if-changed={}", s.display());
+    }
+}
+
+/// What the CUDA C++ stages produced.
+struct CudaBuilt {
+    modules: Vec<cuda_sources::CudaModule>,
+    bindings: cuda_bindings::Bindings,
+    /// Every file nvcc read (sources and each header they include) and the shared headers.
+    deps: Vec<PathBuf>,
+    /// The device functions' LLVM IR, linked into the Rust module.
+    device_ir: Vec<PathBuf>,
+}
+
+/// Where the generated CUDA C++ bindings are, and which files rerun the build script.
+fn tell_cargo_cuda(cuda: &CudaBuilt) {
+    println!("cargo:rustc-env=OXIDE_CUDA={}", cuda.bindings.path.display());
+    for d in &cuda.deps {
+        println!("cargo:rerun-if-changed={}", d.display());
     }
 }
 

@@ -411,6 +411,29 @@ fn setup_venv_ptxas(env: &Env) -> Option<PathBuf> {
         .find(|p| is_executable(p))
 }
 
+/// nvcc for CUDA C++ sources: `OXIDE_NVCC`, else the one next to ptxas (the pinned wheel set
+/// of `ci/setup.sh`, or a toolkit's bin), else `NVCC` (cc's variable), else `nvcc` on `PATH`.
+pub(crate) fn find_nvcc(env: &Env, ptxas: Option<&Path>) -> Option<PathBuf> {
+    env.path("OXIDE_NVCC")
+        .or_else(|| ptxas.and_then(|p| p.parent()).map(|d| d.join("nvcc")).filter(|p| is_executable(p)))
+        .or_else(|| env.path("NVCC"))
+        .or_else(|| env.which("nvcc"))
+        .or_else(|| cuda_roots(env).into_iter().map(|r| r.join("bin/nvcc")).find(|p| is_executable(p)))
+}
+
+/// clang for CUDA C++ device functions (and libclang's builtin headers): `OXIDE_CLANG`, else
+/// `clang-22` (the LLVM of the device rustc), else `clang` on `PATH`.
+pub(crate) fn find_clang(env: &Env) -> Option<PathBuf> {
+    env.path("OXIDE_CLANG").or_else(|| env.which("clang-22")).or_else(|| env.which("clang"))
+}
+
+/// What installs libclang for bindgen (CUDA C++ launchers).
+pub const INSTALL_LIBCLANG: &str =
+    "apt-get install clang-22 libclang1-22 (bash ci/setup.sh does), or set LIBCLANG_PATH to the directory of libclang.so";
+
+/// What installs nvcc matching ptxas.
+pub const INSTALL_NVCC: &str = "bash ci/setup.sh (pins nvidia-cuda-nvcc, nvidia-nvvm, nvidia-cuda-crt and nvidia-cuda-runtime to one release), or install the CUDA toolkit and set OXIDE_NVCC";
+
 fn find_libdevice(env: &Env, ptxas: Option<&Path>) -> Option<PathBuf> {
     let mut roots = cuda_roots(env);
     // ptxas lives in <root>/bin both in the toolkit and in the nvidia-cuda-nvcc wheel.
@@ -590,6 +613,49 @@ pub(crate) fn doctor(env: &Env) -> Report {
             None,
             "no libcuda.so.1 in LD_LIBRARY_PATH, the linker cache or the usual library directories: kernels run on the CPU executor".into(),
             Some("install the NVIDIA driver (it ships libcuda); containers need the NVIDIA container toolkit".into()),
+            false,
+        ),
+    }
+    // CUDA C++ sources (`Build::cuda_source`) only: nvcc of ptxas's release, and libclang.
+    match find_nvcc(env, ptxas.as_deref()) {
+        Some(p) => {
+            let version = Command::new(&p)
+                .arg("--version")
+                .output()
+                .ok()
+                .and_then(|o| {
+                    String::from_utf8_lossy(&o.stdout).lines().find(|l| l.contains("release")).map(str::to_string)
+                })
+                .unwrap_or_default();
+            check("nvcc", Some(p.display().to_string()), version, None, false)
+        }
+        None => check(
+            "nvcc",
+            None,
+            "not in OXIDE_NVCC, next to ptxas, NVCC, PATH or $CUDA_HOME/bin: CUDA C++ sources cannot be built".into(),
+            Some(INSTALL_NVCC.into()),
+            false,
+        ),
+    }
+    match find_clang(env) {
+        Some(p) => check("clang", Some(p.display().to_string()), String::new(), None, false),
+        None => check(
+            "clang",
+            None,
+            "no OXIDE_CLANG, clang-22 or clang on PATH: Rust kernels cannot call CUDA C++ device functions".into(),
+            Some(INSTALL_LIBCLANG.into()),
+            false,
+        ),
+    }
+    match clang_sys::get_library().map(|l| l.path().to_path_buf()).map(Ok).unwrap_or_else(|| {
+        clang_sys::load().map(|_| clang_sys::get_library().map(|l| l.path().to_path_buf()).unwrap_or_default())
+    }) {
+        Ok(p) => check("libclang", Some(p.display().to_string()), String::new(), None, false),
+        Err(e) => check(
+            "libclang",
+            None,
+            format!("{e}: the launchers of CUDA C++ sources cannot be generated"),
+            Some(INSTALL_LIBCLANG.into()),
             false,
         ),
     }

@@ -56,6 +56,27 @@ macro_rules! __oxide_module {
     };
 }
 
+/// Includes what oxide-build generated for the crate's CUDA C++ sources
+/// (`oxide_build::kernels(..).cuda_source("src/filters.cu")`): the structs of their headers as
+/// `#[repr(C)]` kernel arguments (with the C layout asserted on the host and on nvptx64) and,
+/// on the host, `launch_<kernel>` / `launch_<kernel>_with` for every `__global__` function, plus
+/// a `cpu_<kernel>` that returns `Err` (CUDA C++ runs only on a GPU). Put it in the kernels
+/// module, so Rust kernels can take the shared structs too:
+///
+/// ```ignore
+/// // src/kernels.rs
+/// oxide_rt::include_cuda!();
+/// ```
+#[macro_export]
+macro_rules! include_cuda {
+    () => {
+        ::core::include!(::core::env!(
+            "OXIDE_CUDA",
+            "no CUDA C++ bindings were generated for this crate; add `.cuda_source(\"src/<file>.cu\")` to the `oxide_build::kernels(..)` call in its build.rs"
+        ));
+    };
+}
+
 /// A kernels module embedded in a host binary: PTX for any GPU (JIT-compiled by the driver) and
 /// ahead-of-time cubins per architecture, e.g. `("sm_90", bytes)`.
 #[doc(hidden)]

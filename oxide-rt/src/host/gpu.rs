@@ -282,13 +282,26 @@ struct Function {
 /// One `#[kernel]` of an embedded PTX module: a `static` in every generated launcher.
 pub struct Kernel {
     name: &'static str,
+    /// The function's name in the module: `name` for Rust kernels, the C++-mangled name of a
+    /// CUDA C++ kernel.
+    symbol: &'static str,
     module: &'static crate::EmbeddedModule,
     functions: Mutex<Vec<Function>>,
 }
 
 impl Kernel {
     pub const fn new(module: &'static crate::EmbeddedModule, name: &'static str) -> Kernel {
-        Kernel { name, module, functions: Mutex::new(Vec::new()) }
+        Kernel { name, symbol: name, module, functions: Mutex::new(Vec::new()) }
+    }
+
+    /// A kernel whose function in the module is `symbol` (a CUDA C++ kernel's mangled name),
+    /// reported in errors as `name`.
+    pub const fn with_symbol(
+        module: &'static crate::EmbeddedModule,
+        name: &'static str,
+        symbol: &'static str,
+    ) -> Kernel {
+        Kernel { name, symbol, module, functions: Mutex::new(Vec::new()) }
     }
 
     pub fn name(&self) -> &'static str {
@@ -369,8 +382,11 @@ impl Kernel {
         if let Some(f) = funcs.iter().find(|f| f.ctx == ctx_key) {
             return Ok(f.loaded(limits, pad));
         }
-        let f = module.load_function(self.name).map_err(|source| Error::Driver {
-            what: format!("kernel `{}` is not in the embedded PTX (was the crate built with oxide-build?)", self.name),
+        let f = module.load_function(self.symbol).map_err(|source| Error::Driver {
+            what: format!(
+                "kernel `{}` (`{}`) is not in the embedded PTX (was the crate built with oxide-build?)",
+                self.name, self.symbol
+            ),
             source,
         })?;
         let attr = |a: CUfunction_attribute, what: &str| {
