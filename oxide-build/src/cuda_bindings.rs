@@ -784,7 +784,12 @@ fn launchers(k: &Kernel, m: &CudaModule) -> String {
     let names: Vec<String> = k.params.iter().map(|(n, _)| sanitize(n)).collect();
     let doc = format!(
         "Launches CUDA C++ kernel `{}` ({rel}) on `stream` with `grid` blocks of `block` threads.\n\n\
-         Checks the configuration against the device first and returns `Err` instead of launching.",
+         Checks the configuration against the device first and returns `Err` instead of launching.\n\n\
+         # Safety\n\n\
+         oxide checks the arguments' types and layouts and the launch configuration, not what the CUDA C++ \
+         code does with them. The caller promises that, for this configuration and these arguments, the \
+         kernel only touches elements of the buffers it is given (an `n` it reads as a length is at most \
+         the buffer's length) and that no two of its threads write one element.",
         k.display
     );
     let cpu_reason = format!(
@@ -797,19 +802,20 @@ fn launchers(k: &Kernel, m: &CudaModule) -> String {
 #[cfg(not(target_arch = "nvptx64"))]
 #[doc = {doc:?}]
 #[allow(clippy::too_many_arguments, non_snake_case, dead_code)]
-pub fn launch_{name}(
+pub unsafe fn launch_{name}(
     stream: &{p}::Arc<{p}::CudaStream>,
     grid: impl ::core::convert::Into<::oxide_rt::Dim3>,
     block: impl ::core::convert::Into<::oxide_rt::Dim3>,
     {gpu_params}
 ) -> ::core::result::Result<(), ::oxide_rt::Error> {{
-    launch_{name}_with(stream, ::oxide_rt::LaunchConfig::new(grid, block), {names})
+    // SAFETY: the caller's promise, passed on.
+    unsafe {{ launch_{name}_with(stream, ::oxide_rt::LaunchConfig::new(grid, block), {names}) }}
 }}
 
 #[cfg(not(target_arch = "nvptx64"))]
 #[doc = {doc:?}]
 #[allow(clippy::too_many_arguments, non_snake_case, dead_code)]
-pub fn launch_{name}_with(
+pub unsafe fn launch_{name}_with(
     stream: &{p}::Arc<{p}::CudaStream>,
     config: ::oxide_rt::LaunchConfig,
     {gpu_params}
@@ -825,7 +831,8 @@ pub fn launch_{name}_with(
     // The arguments pushed above are the kernel's parameters as libclang read them from the
     // source, in order: device addresses for pointers, the values' bytes otherwise (struct
     // layouts asserted equal to C's); the stream records the buffers' use.
-    // SAFETY: so the launch matches the kernel's signature and its borrows outlive it.
+    // SAFETY: so the launch matches the kernel's signature and its borrows outlive it; what the
+    // kernel does with its buffers is the caller's promise (this function's `# Safety`).
     unsafe {{ __oxide_args.launch(__oxide_cfg) }}
         .map(|_| ())
         .map_err(|source| {p}::launch_error({name:?}, source))

@@ -70,11 +70,11 @@ fn mangled_template_and_extern_c_kernels_get_typed_launchers() {
     let rs = std::fs::read_to_string(&cuda.bindings).unwrap();
     let flat: String = rs.split_whitespace().collect::<Vec<_>>().join(" ");
     for want in [
-        "pub fn launch_scale( stream: &::oxide_rt::__private::Arc<::oxide_rt::__private::CudaStream>,",
+        "pub unsafe fn launch_scale( stream: &::oxide_rt::__private::Arc<::oxide_rt::__private::CudaStream>,",
         "x: &impl ::oxide_rt::__private::DeviceInput<f32>, y: &mut impl ::oxide_rt::__private::DeviceOutput<f32>, p: Params, n: i32,",
-        "pub fn launch_addk_f64(",
+        "pub unsafe fn launch_addk_f64(",
         "arg0: &impl ::oxide_rt::__private::DeviceInput<f64>, arg1: &mut impl ::oxide_rt::__private::DeviceOutput<f64>, arg2: u32,",
-        "pub fn launch_fill_with(",
+        "pub unsafe fn launch_fill_with(",
         "out: &mut impl ::oxide_rt::__private::DeviceOutput<i32>, v: i32,",
         "pub fn cpu_scale(",
         "Kernel::with_symbol( &__OXIDE_CUDA_MODULE_FILTERS_CU, \"addk_f32\", \"_Z4addkIfEvPKT_PS0_j\", )",

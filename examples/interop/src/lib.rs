@@ -61,7 +61,16 @@ pub fn run_cuda_cpp(stream: &Arc<CudaStream>, p: &Problem) -> Result<Vec<f32>, o
     let input = stream.clone_htod(&p.image).map_err(err("copying the image to the GPU"))?;
     let mut out = stream.alloc_zeros::<f32>(p.image.len()).map_err(err("allocating the output"))?;
     let (grid, block) = geometry(&p.params);
-    kernels::launch_box_filter(stream, grid, block, &input, &mut out, p.params)?;
+    let (w, h) = (p.params.width, p.params.height);
+    if w <= 0 || h <= 0 || p.image.len() != w as usize * h as usize {
+        let reason = format!("the image holds {} values, not width x height = {w} x {h}", p.image.len());
+        return Err(oxide_rt::Error::InvalidLaunch { kernel: "box_filter", reason });
+    }
+    // SAFETY: box_filter (legacy/filters.cu) reads `in` only at rows clamped to [0, height) and
+    // columns clamped to [0, width), and writes only `out[y * width + x]` of its own thread's
+    // (x, y), x < width, y < height: both buffers hold width * height floats (checked above),
+    // and no two threads write one element.
+    unsafe { kernels::launch_box_filter(stream, grid, block, &input, &mut out, p.params)? };
     oxide_rt::host::synchronize(stream)?;
     stream.clone_dtoh(&out).map_err(err("copying the result back"))
 }

@@ -27,9 +27,9 @@ fn every_global_function_has_a_launcher_and_its_ptx_and_cubin_are_embedded() {
     let rs = std::fs::read_to_string(env!("OXIDE_CUDA")).unwrap();
     let flat = rs.split_whitespace().collect::<Vec<_>>().join(" ");
     for f in [
-        "pub fn launch_box_filter(",
-        "pub fn launch_threshold_f32(",
-        "pub fn launch_threshold_f64(",
+        "pub unsafe fn launch_box_filter(",
+        "pub unsafe fn launch_threshold_f32(",
+        "pub unsafe fn launch_threshold_f64(",
         "pub fn cpu_box_filter(",
     ] {
         assert!(rs.contains(f), "{f} missing:\n{rs}");

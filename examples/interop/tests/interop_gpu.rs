@@ -39,7 +39,9 @@ fn template_instantiations_launch_for_each_type() {
     let x: Vec<f32> = (0..1000).map(|i| i as f32 / 10.0).collect();
     let input = s.clone_htod(&x).unwrap();
     let mut out = s.alloc_zeros::<f32>(x.len()).unwrap();
-    interop::kernels::launch_threshold_f32(s, 4u32, 256u32, &input, &mut out, 50.0, x.len() as u32).unwrap();
+    // SAFETY: threshold<float> touches in[i] and out[i] for i < n only, one thread each, and
+    // both buffers hold n = x.len() values.
+    unsafe { interop::kernels::launch_threshold_f32(s, 4u32, 256u32, &input, &mut out, 50.0, x.len() as u32) }.unwrap();
     oxide_rt::host::synchronize(s).unwrap();
     let got = s.clone_dtoh(&out).unwrap();
     assert!(got.iter().zip(&x).all(|(&g, &v)| g == if v >= 50.0 { 1.0 } else { 0.0 }), "{got:?}");
@@ -47,7 +49,9 @@ fn template_instantiations_launch_for_each_type() {
     let xd: Vec<f64> = x.iter().map(|&v| v as f64).collect();
     let input = s.clone_htod(&xd).unwrap();
     let mut out = s.alloc_zeros::<f64>(xd.len()).unwrap();
-    interop::kernels::launch_threshold_f64(s, 4u32, 256u32, &input, &mut out, 25.0, xd.len() as u32).unwrap();
+    // SAFETY: as above, n = xd.len().
+    unsafe { interop::kernels::launch_threshold_f64(s, 4u32, 256u32, &input, &mut out, 25.0, xd.len() as u32) }
+        .unwrap();
     oxide_rt::host::synchronize(s).unwrap();
     let got = s.clone_dtoh(&out).unwrap();
     assert!(got.iter().zip(&xd).all(|(&g, &v)| g == if v >= 25.0 { 1.0 } else { 0.0 }), "{got:?}");
@@ -60,7 +64,8 @@ fn cuda_cpp_launches_are_checked_like_rust_ones() {
     let p = interop::problem(5, 64, 64, 1);
     let input = s.clone_htod(&p.image).unwrap();
     let mut out = s.alloc_zeros::<f32>(p.image.len()).unwrap();
-    let err = interop::kernels::launch_box_filter(s, 1u32, 2048u32, &input, &mut out, p.params).unwrap_err();
+    // SAFETY: refused before launching (and box_filter stays within 64 x 64 buffers anyway).
+    let err = unsafe { interop::kernels::launch_box_filter(s, 1u32, 2048u32, &input, &mut out, p.params) }.unwrap_err();
     assert!(matches!(err, oxide_rt::Error::InvalidLaunch { kernel: "box_filter", .. }), "{err}");
     assert!(err.to_string().contains("2048 threads"), "{err}");
 }

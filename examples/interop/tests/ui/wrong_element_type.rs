@@ -7,5 +7,5 @@ fn main() -> Result<(), oxide_rt::Error> {
     let gpu = Gpu::new(0)?;
     let input: CudaSlice<f64> = gpu.stream.alloc_zeros(16).unwrap();
     let mut out: CudaSlice<f32> = gpu.stream.alloc_zeros(16).unwrap();
-    launch_box_filter(&gpu.stream, 1u32, 16u32, &input, &mut out, FilterParams::default())
+    unsafe { launch_box_filter(&gpu.stream, 1u32, 16u32, &input, &mut out, FilterParams::default()) }
 }
