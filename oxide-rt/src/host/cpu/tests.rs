@@ -736,8 +736,13 @@ fn shared_memory_races_are_reported() {
         std::hint::black_box(s.get((t + 1) % n));
     };
     let report = expect_check(cpu_launch(&fibers(), LaunchConfig::new(2, n as u32), kernel), SharedRace);
-    // Thread 0 runs first and reads element 1 before thread 1 writes it.
-    assert!(report.starts_with("in block (0,0,0), write-after-read hazard on byte 4 of the shared array declared at "));
+    // Thread 0 runs first and reads element 1 before thread 1 writes it. Both blocks race the
+    // same way, on worker threads of their own: whichever reports first is the `Err`.
+    let rest = report.strip_prefix("in block (0,0,0), ").or_else(|| report.strip_prefix("in block (1,0,0), "));
+    assert!(
+        rest.is_some_and(|r| r.starts_with("write-after-read hazard on byte 4 of the shared array declared at ")),
+        "{report}"
+    );
     assert!(report.contains(&format!("thread (0,0,0) read it at {}:{read}:", file!())), "{report}");
     assert!(report.contains(&format!("thread (1,0,0) writes it at {}:{write}:", file!())), "{report}");
     assert!(report.contains("with no sync_threads between them (barrier epoch 0) nor a sync_warp"), "{report}");
