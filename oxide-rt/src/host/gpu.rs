@@ -163,7 +163,11 @@ fn module_for(
     let limits = Limits::query(ctx)?;
     // The cubin for this device's arch when embedded, else the PTX (host/image.rs).
     let module = super::image::load(ctx, embedded, |source| Error::PtxLoad { log: jit_log(ctx, ptx), source })?;
-    super::panic::install(ctx, &module)?;
+    // Only modules oxide-build wrote have the panic buffer (CUDA C++ ones do not): asking the
+    // driver for a missing global is an API error, which compute-sanitizer reports.
+    if ptx.contains(super::panic::SYMBOL) {
+        super::panic::install(ctx, &module)?;
+    }
     reserve_stack(ctx, ptx)?;
     let pad = stream
         .alloc_zeros::<u8>(EMPTY_INPUT_PAD)

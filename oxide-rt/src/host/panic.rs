@@ -43,7 +43,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// The device symbol the panic handler reads its record address from.
-const SYMBOL: &str = "__oxide_panic_buffer";
+pub(crate) const SYMBOL: &str = "__oxide_panic_buffer";
 
 /// Launches remembered per stream while not known to be finished (older ones are forgotten:
 /// they have almost certainly finished, and the list must not grow without bound when a
