@@ -6,10 +6,12 @@ use oxide_rt::device::*;
 // `launch_threshold_f32`, `launch_threshold_f64`.
 oxide_rt::include_cuda!();
 
-extern "C" {
+// SAFETY: `clamp_to_edge` (legacy/edge.cu) is a pure function of two integers: it reads and
+// writes no memory, so any arguments are fine and callers need no `unsafe`.
+unsafe extern "C" {
     /// `legacy/edge.cu`: `v` clamped to `0..=hi`, the filters' edge rule (C++, linked into this
     /// module on the device and into the binary on the host).
-    fn clamp_to_edge(v: i32, hi: i32) -> i32;
+    safe fn clamp_to_edge(v: i32, hi: i32) -> i32;
 }
 
 /// The box filter of `legacy/filters.cu`, in Rust, taking the very same params struct and
@@ -21,11 +23,9 @@ pub fn box_filter_rs(input: &[f32], p: FilterParams, mut out: DisjointSlice2d<f3
     if let Some(o) = out.get_mut() {
         let mut sum = 0.0f32;
         for dy in -r..=r {
-            // SAFETY: clamp_to_edge is a pure function of its two integers.
-            let yy = unsafe { clamp_to_edge(y as i32 + dy, h - 1) };
+            let yy = clamp_to_edge(y as i32 + dy, h - 1);
             for dx in -r..=r {
-                // SAFETY: as above.
-                let xx = unsafe { clamp_to_edge(x as i32 + dx, w - 1) };
+                let xx = clamp_to_edge(x as i32 + dx, w - 1);
                 sum += input.get((yy * w + xx) as usize).copied().unwrap_or(0.0);
             }
         }
