@@ -247,7 +247,8 @@ fn llc_run(
     let mut cmd = Command::new(llc);
     cmd.arg(format!("-mcpu={}", input.arch)).arg(format!("-O{}", input.opt_level.min(3)));
     if input.fmad {
-        cmd.arg("--fp-contract=fast");
+        // Only what the IR stage marked `contract` (the kernels' own code, not libdevice's).
+        cmd.arg("--fp-contract=on");
     }
     // LLVM's loop strength reduction rewrites a loop's addresses as one base plus one 64-bit
     // offset register per access; ptxas then runs out of registers to keep every load in flight

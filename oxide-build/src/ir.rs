@@ -14,6 +14,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod clamped_indices;
+mod contractable_ops;
 mod distance_exits;
 mod float_atomics;
 mod fn_attrs;
@@ -40,6 +41,9 @@ pub(crate) struct Input<'a> {
     pub module_file: &'a Path,
     /// Debug builds keep the panic paths that format a message (see `ir/panic_paths.rs`).
     pub panic_messages: bool,
+    /// Mark the kernels' float multiplies and adds fusable (`ir/contractable_ops.rs`), as
+    /// nvcc's `--fmad=true`.
+    pub fmad: bool,
     /// Where the rewritten IR is written (`<module>.ll`).
     pub work_dir: &'a Path,
 }
@@ -70,6 +74,9 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Module, Error> {
         std::fs::read_to_string(input.raw).map_err(|e| Error::io(format!("reading {}", input.raw.display()), e))?;
     let mut processed =
         process(&raw).map_err(|e| Error::new(ErrorKind::Ir, format!("kernels module `{}`: {e}", input.module)))?;
+    if input.fmad {
+        processed.ir = contractable(&processed.ir);
+    }
     if !input.panic_messages {
         processed.ir = inline_panic_paths(&processed.ir);
     }
@@ -170,6 +177,19 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
         hoisted_loads,
         meta: meta.into_iter().map(|(record, _)| record).collect(),
     })
+}
+
+/// `ir` with the kernels' float multiplies and adds marked `contract` (`ir/contractable_ops.rs`).
+fn contractable(ir: &str) -> String {
+    let mut lines: Vec<Line> =
+        ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
+    contractable_ops::mark(&mut lines);
+    let mut out = String::with_capacity(ir.len() + ir.len() / 16);
+    for line in &lines {
+        out.push_str(&line.text);
+        out.push('\n');
+    }
+    out
 }
 
 /// The transforms that run on `opt`'s output rather than rustc's: conditional blocks of input

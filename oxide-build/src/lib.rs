@@ -426,6 +426,7 @@ impl Build {
                 module: &plan.module,
                 module_file: &plan.rel,
                 panic_messages: spec.panic_messages,
+                fmad: self.fmad,
                 work_dir: &plan.work_dir(),
             })
         })?;
