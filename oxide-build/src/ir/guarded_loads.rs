@@ -54,6 +54,16 @@ const MAX_LOAD_BYTES: usize = 16;
 
 /// Rewrites every matching guarded load in every kernel; returns how many were rewritten.
 pub(super) fn hoist(lines: &mut Vec<Line>) -> usize {
+    each_kernel(lines, rewrite_function)
+}
+
+/// Runs `rewrite(body, read-only inputs, sites so far)` over the body of every kernel, and
+/// numbers LLVM's unnamed values again where it moved something; returns the sites in all.
+/// Shared by the transforms that move loads (this one and `speculated_blocks.rs`).
+pub(super) fn each_kernel(
+    lines: &mut Vec<Line>,
+    rewrite: impl Fn(Vec<Line>, &[String], usize) -> (Vec<Line>, usize),
+) -> usize {
     let mut count = 0;
     let mut i = 0;
     while i < lines.len() {
@@ -65,7 +75,7 @@ pub(super) fn hoist(lines: &mut Vec<Line>) -> usize {
         let inputs = readonly_inputs(text);
         let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
         let body: Vec<Line> = lines.drain(i + 1..i + 1 + len).collect();
-        let (mut body, n) = rewrite_function(body, &inputs, count);
+        let (mut body, n) = rewrite(body, &inputs, count);
         if n > 0 {
             // Loads and address arithmetic moved up: numbered values may now be out of order.
             super::renumber(&mut lines[i].text, &mut body);
@@ -76,6 +86,17 @@ pub(super) fn hoist(lines: &mut Vec<Line>) -> usize {
         i += body_len + 2;
     }
     count
+}
+
+/// Inserts each `(index, lines)` before that index of `body` (back to front, so the indices
+/// hold), then drops the lines marked [`REMOVED`].
+pub(super) fn apply(body: &mut Vec<Line>, mut inserts: Vec<(usize, Vec<String>)>) {
+    inserts.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
+    for (at, new) in inserts {
+        let no = body[at].no;
+        body.splice(at..at, new.into_iter().map(|text| Line { no, text }));
+    }
+    body.retain(|l| l.text != REMOVED);
 }
 
 /// `%__oxide_in_*` pointer parameters marked `readonly` on a kernel's `define` line.
@@ -157,7 +178,7 @@ struct Site {
 }
 
 /// Marks a line to drop (blank lines are kept as they are).
-const REMOVED: &str = "\0";
+pub(super) const REMOVED: &str = "\0";
 
 fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> (Vec<Line>, usize) {
     if inputs.is_empty() {
@@ -218,13 +239,7 @@ fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> 
         let phi = replace_incoming(phi, &s.load_label, &sel);
         body[s.phi].text = replace_incoming(&phi, &s.guard_label, &sel);
     }
-    inserts.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
-    for (at, new) in inserts {
-        let no = body[at].no;
-        let lines: Vec<Line> = new.into_iter().map(|text| Line { no, text }).collect();
-        body.splice(at..at, lines);
-    }
-    body.retain(|l| l.text != REMOVED);
+    apply(&mut body, inserts);
     (body, sites.len())
 }
 

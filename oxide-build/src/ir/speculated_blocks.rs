@@ -41,7 +41,7 @@
 //! of nvcc's time when moved, as ptxas then scheduled the inner loop worse.
 
 use super::guarded_loads::{
-    after_barrier, blocks, fits, incoming, input_root, readonly_inputs, replace_incoming, Block,
+    after_barrier, apply, blocks, each_kernel, fits, incoming, input_root, replace_incoming, Block, REMOVED,
 };
 use super::{split_top, uses_value, Line};
 
@@ -93,25 +93,7 @@ const PURE_OPS: [&str; 32] = [
 pub(crate) fn speculate(ir: &str) -> (String, usize) {
     let mut lines: Vec<Line> =
         ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
-    let mut count = 0;
-    let mut i = 0;
-    while i < lines.len() {
-        if !(lines[i].text.starts_with("define ") && lines[i].text.contains(" ptx_kernel ")) {
-            i += 1;
-            continue;
-        }
-        let inputs = readonly_inputs(&lines[i].text);
-        let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
-        let body: Vec<Line> = lines.drain(i + 1..i + 1 + len).collect();
-        let (mut body, n) = rewrite_function(body, &inputs, count);
-        if n > 0 {
-            super::renumber(&mut lines[i].text, &mut body);
-        }
-        count += n;
-        let body_len = body.len();
-        lines.splice(i + 1..i + 1, body);
-        i += body_len + 2;
-    }
+    let count = each_kernel(&mut lines, rewrite_function);
     let mut out = String::with_capacity(ir.len() + 64 * count);
     for line in &lines {
         out.push_str(&line.text);
@@ -199,17 +181,9 @@ fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> 
             body[i].text = REMOVED.to_string();
         }
     }
-    inserts.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
-    for (at, new) in inserts {
-        let no = body[at].no;
-        body.splice(at..at, new.into_iter().map(|text| Line { no, text }));
-    }
-    body.retain(|l| l.text != REMOVED);
+    apply(&mut body, inserts);
     (body, sites.len())
 }
-
-/// Marks a line to drop.
-const REMOVED: &str = "\0";
 
 fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> Option<Site> {
     let [g_label] = &l.preds[..] else { return None };
