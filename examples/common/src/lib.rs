@@ -49,6 +49,16 @@ impl Rng {
     pub fn vec_u32(&mut self, n: usize) -> Vec<u32> {
         (0..n).map(|_| self.u32()).collect()
     }
+
+    /// Uniform in `[0, 1)`: the top 53 bits over 2^53.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in `[lo, hi]`.
+    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.unit()
+    }
 }
 
 /// For `map_err` on a cudarc call: wraps its error as [`oxide_rt::Error::Driver`] saying what

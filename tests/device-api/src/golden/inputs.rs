@@ -4,32 +4,8 @@ use super::{ATOMIC_THREADS, FAST_DOMAINS, RANDOM, WARP_WARPS};
 
 const PI: f64 = std::f64::consts::PI;
 
-/// splitmix64: a fixed-seed generator, the same on every run.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in `[lo, hi]`.
-    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit()
-    }
-}
+/// splitmix64, fixed-seed: the examples' generator (`unit`, `range` for floats).
+pub use example_common::Rng;
 
 /// A float type of the golden set.
 pub trait GoldenFloat: Copy + PartialOrd + std::fmt::Debug {
