@@ -161,9 +161,12 @@ impl<'a, T, const N: usize> DisjointStrided<'a, T, N> {
 pub struct DisjointSlice2d<'a, T> {
     ptr: NonNull<T>,
     len: usize,
-    /// At most `u32::MAX` (the launchers refuse more), so `y * cols + x` provably fits in
-    /// `usize` and the index math needs no overflow checks.
+    /// At most `u32::MAX` (the launchers refuse more).
     cols: u32,
+    /// `len / cols`, from the launcher (no division in every thread): `y < rows && x < cols`
+    /// puts `y * cols + x` below `rows * cols <= len`, so the index needs no overflow or length
+    /// check.
+    rows: usize,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
@@ -177,18 +180,20 @@ impl<'a, T> DisjointSlice2d<'a, T> {
     /// Whole rows in the buffer (`len / cols`; 0 when `cols` is 0).
     #[inline(always)]
     pub fn rows(&self) -> usize {
-        self.len.checked_div(self.cols()).unwrap_or(0)
+        self.rows
     }
 
     /// The buffer index `y * cols + x` of this thread's element, or `None` when the thread owns
-    /// none: `x >= cols`, past the end, or a launch with more than one thread along z.
+    /// none: `x >= cols`, `y >= rows` (past the whole rows), or a launch with more than one
+    /// thread along z.
     #[inline(always)]
     pub fn index(&self) -> Option<usize> {
         let (x, y) = super::thread::index_2d();
-        if x >= self.cols() || super::thread::grid_dim().z != 1 || super::thread::block_dim().z != 1 {
+        if x >= self.cols() || y >= self.rows || super::thread::grid_dim().z != 1 || super::thread::block_dim().z != 1 {
             return None;
         }
-        y.checked_mul(self.cols())?.checked_add(x).filter(|&i| i < self.len)
+        // Below `rows * cols <= len`: no overflow, in bounds.
+        Some(y * self.cols() + x)
     }
 
     /// This thread's element (see [`index`](Self::index) for when there is none).
@@ -691,7 +696,7 @@ output_len!(DisjointAppend);
 output_type!(DisjointSlice);
 output_type!(DisjointChunks, const N: usize);
 output_type!(DisjointStrided, const N: usize);
-output_type!(DisjointSlice2d; cols = 0);
+output_len!(DisjointSlice2d);
 output_type!(DisjointPerWarp);
 output_type!(DisjointPerBlock);
 output_type!(DisjointRows; cols = 0);
@@ -705,6 +710,16 @@ impl<T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> Outp
         let ptr = unsafe { NonNull::new_unchecked(ptr) };
         // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (`with_rows`).
         DisjointTiles { ptr, len, cols: shape[0] as u32, rows: shape[1], _borrow: PhantomData }
+    }
+}
+impl<T> OutputSlice for DisjointSlice2d<'_, T> {
+    type Elem = T;
+    #[inline(always)]
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+        // SAFETY: non-null by contract 3.
+        let ptr = unsafe { NonNull::new_unchecked(ptr) };
+        // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (`with_rows`).
+        DisjointSlice2d { ptr, len, cols: shape[0] as u32, rows: shape[1], _borrow: PhantomData }
     }
 }
 output_type!(DisjointXorPairs; distance = 0);

@@ -12,6 +12,18 @@ fn indices_2d() {
     assert_eq!(out, check::indices_2d(w, h));
 }
 
+/// `DisjointSlice2d` owns whole rows only: the elements past the last whole row (a buffer
+/// whose length is not a multiple of `cols`) belong to no thread, even where the grid covers them.
+#[test]
+fn indices_2d_leaves_a_partial_row_alone() {
+    let (w, h) = (37u32, 11u32);
+    let mut out = vec![u32::MAX; (w * h) as usize + 5];
+    kernels::cpu_indices_2d((w.div_ceil(8), (h + 1).div_ceil(4)), (8u32, 4u32), Slice2d::new(&mut out, w as usize))
+        .unwrap();
+    assert_eq!(out[..(w * h) as usize], check::indices_2d(w, h)[..]);
+    assert!(out[(w * h) as usize..].iter().all(|&v| v == u32::MAX), "{:?}", &out[(w * h) as usize..]);
+}
+
 #[test]
 fn indices_3d() {
     let (w, h, d) = (13u32, 7u32, 5u32);
