@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 mod clamped_indices;
 mod contractable_ops;
 mod distance_exits;
+mod early_loads;
 mod float_atomics;
 mod fn_attrs;
 mod guarded_loads;
@@ -193,10 +194,23 @@ fn contractable(ir: &str) -> String {
 }
 
 /// The transforms that run on `opt`'s output rather than rustc's: conditional blocks of input
-/// reads become unconditional (`ir/speculated_blocks.rs`). Returns the text and how many
-/// blocks moved.
+/// reads become unconditional (`ir/speculated_blocks.rs`), then loads move above the stores to
+/// other buffers before them (`ir/early_loads.rs`). Returns the text and how many blocks and
+/// loads moved.
 pub(crate) fn after_opt(ir: &str) -> (String, usize) {
-    speculated_blocks::speculate(ir)
+    let (text, blocks) = speculated_blocks::speculate(ir);
+    let mut lines: Vec<Line> =
+        text.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
+    let loads = early_loads::hoist(&mut lines);
+    if loads == 0 {
+        return (text, blocks);
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in &lines {
+        out.push_str(&line.text);
+        out.push('\n');
+    }
+    (out, blocks + loads)
 }
 
 /// One input line; `no` survives removals so errors point at the input.

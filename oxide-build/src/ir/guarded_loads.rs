@@ -54,15 +54,15 @@ const MAX_LOAD_BYTES: usize = 16;
 
 /// Rewrites every matching guarded load in every kernel; returns how many were rewritten.
 pub(super) fn hoist(lines: &mut Vec<Line>) -> usize {
-    each_kernel(lines, rewrite_function)
+    each_kernel(lines, |body, define, first| rewrite_function(body, &readonly_inputs(define), first))
 }
 
-/// Runs `rewrite(body, read-only inputs, sites so far)` over the body of every kernel, and
+/// Runs `rewrite(body, its `define` line, sites so far)` over the body of every kernel, and
 /// numbers LLVM's unnamed values again where it moved something; returns the sites in all.
 /// Shared by the transforms that move loads (this one and `speculated_blocks.rs`).
 pub(super) fn each_kernel(
     lines: &mut Vec<Line>,
-    rewrite: impl Fn(Vec<Line>, &[String], usize) -> (Vec<Line>, usize),
+    rewrite: impl Fn(Vec<Line>, &str, usize) -> (Vec<Line>, usize),
 ) -> usize {
     let mut count = 0;
     let mut i = 0;
@@ -72,10 +72,10 @@ pub(super) fn each_kernel(
             i += 1;
             continue;
         }
-        let inputs = readonly_inputs(text);
+        let define = text.clone();
         let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
         let body: Vec<Line> = lines.drain(i + 1..i + 1 + len).collect();
-        let (mut body, n) = rewrite(body, &inputs, count);
+        let (mut body, n) = rewrite(body, &define, count);
         if n > 0 {
             // Loads and address arithmetic moved up: numbered values may now be out of order.
             super::renumber(&mut lines[i].text, &mut body);

@@ -41,7 +41,8 @@
 //! of nvcc's time when moved, as ptxas then scheduled the inner loop worse.
 
 use super::guarded_loads::{
-    after_barrier, apply, blocks, each_kernel, fits, incoming, input_root, replace_incoming, Block, REMOVED,
+    after_barrier, apply, blocks, each_kernel, fits, incoming, input_root, readonly_inputs, replace_incoming, Block,
+    REMOVED,
 };
 use super::{split_top, uses_value, Line};
 
@@ -53,7 +54,7 @@ const MIN_OVERLAP: usize = 32;
 
 /// Instructions that may run where they were not asked to: no memory access, no call, no
 /// trap (no integer division).
-const PURE_OPS: [&str; 32] = [
+pub(super) const PURE_OPS: [&str; 32] = [
     "getelementptr",
     "add",
     "sub",
@@ -93,7 +94,7 @@ const PURE_OPS: [&str; 32] = [
 pub(crate) fn speculate(ir: &str) -> (String, usize) {
     let mut lines: Vec<Line> =
         ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
-    let count = each_kernel(&mut lines, rewrite_function);
+    let count = each_kernel(&mut lines, |body, define, first| rewrite_function(body, &readonly_inputs(define), first));
     let mut out = String::with_capacity(ir.len() + 64 * count);
     for line in &lines {
         out.push_str(&line.text);
@@ -319,7 +320,7 @@ fn overlap(body: &[Line], m: &Block, from: &str) -> usize {
 
 /// `%v = load T, ptr %p, align A, ...` → (`%v`, `T`, `%p`, `, align A` plus alias metadata).
 /// `None` for anything else, volatile and atomic loads included.
-fn load_parts(text: &str) -> Option<(String, String, String, String)> {
+pub(super) fn load_parts(text: &str) -> Option<(String, String, String, String)> {
     let (value, rest) = text.split_once(" = load ")?;
     let parts = split_top(rest);
     let ty = parts.first()?.trim();
