@@ -42,13 +42,20 @@ const SCEV_BUDGET: &str = "-scev-cheap-expansion-budget=32";
 /// kept `opt` busy for over 20 minutes.
 const FULL_UNROLL_MAX_ITERATIONS: &str = "-pragma-unroll-full-max-iterations=1024";
 
+/// A runtime-unrolled loop's leftover iterations after the unrolled body, written out rather
+/// than as a loop of one iteration at a time, so `ir/guarded_epilogs.rs` can turn them into
+/// guarded steps whose loads all go out together.
+const UNROLLED_REMAINDER: [&str; 2] = ["-unroll-runtime-epilog=true", "-unroll-remainder=true"];
+
 /// The target and unroller settings every `opt` run shares.
-fn opt_tuning(input: &Input<'_>) -> [String; 4] {
+fn opt_tuning(input: &Input<'_>) -> [String; 6] {
     [
         format!("-mcpu={}", input.arch),
         crate::device_build::RUNTIME_MULTI_EXIT.to_string(),
         SCEV_BUDGET.to_string(),
         FULL_UNROLL_MAX_ITERATIONS.to_string(),
+        UNROLLED_REMAINDER[0].to_string(),
+        UNROLLED_REMAINDER[1].to_string(),
     ]
 }
 

@@ -19,6 +19,7 @@ mod distance_exits;
 mod early_loads;
 mod float_atomics;
 mod fn_attrs;
+mod guarded_epilogs;
 mod guarded_loads;
 mod internalize;
 mod kernel_entries;
@@ -194,15 +195,16 @@ fn contractable(ir: &str) -> String {
 }
 
 /// The transforms that run on `opt`'s output rather than rustc's: conditional blocks of input
-/// reads become unconditional (`ir/speculated_blocks.rs`), then loads move above the stores to
-/// other buffers before them (`ir/early_loads.rs`). Returns the text and how many blocks and
-/// loads moved.
+/// reads become unconditional (`ir/speculated_blocks.rs`), loads move above the stores to
+/// other buffers before them (`ir/early_loads.rs`), and unrolled loop remainders become rows of
+/// guarded steps (`ir/guarded_epilogs.rs`). Returns the text and how many sites changed.
 pub(crate) fn after_opt(ir: &str) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir);
     let mut lines: Vec<Line> =
         text.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let loads = early_loads::hoist(&mut lines);
-    if loads == 0 {
+    let chains = guarded_epilogs::rewrite(&mut lines);
+    if loads + chains == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -210,7 +212,7 @@ pub(crate) fn after_opt(ir: &str) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + loads)
+    (out, blocks + loads + chains)
 }
 
 /// One input line; `no` survives removals so errors point at the input.
