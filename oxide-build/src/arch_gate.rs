@@ -39,6 +39,7 @@ const OPERATIONS: &[Operation] = &[
     Operation { ptx: "mbarrier.arrive.expect_tx.", api: "mbarrier::Mbarrier::arrive_expect_tx", sm: 90 },
     Operation { ptx: "mbarrier.arrive.", api: "mbarrier::Mbarrier::arrive", sm: 80 },
     Operation { ptx: "mbarrier.expect_tx.", api: "mbarrier::Mbarrier::expect_tx", sm: 90 },
+    Operation { ptx: "mbarrier.complete_tx.", api: "mbarrier::Mbarrier::complete_tx", sm: 90 },
     Operation { ptx: "mbarrier.try_wait.", api: "mbarrier::Mbarrier::try_wait_parity / wait_parity", sm: 90 },
     Operation { ptx: "fence.mbarrier_init.", api: "mbarrier::fence_mbarrier_init (Mbarriers::init_async)", sm: 90 },
     Operation { ptx: "fence.proxy.async", api: "mbarrier::fence_proxy_async", sm: 90 },

@@ -117,6 +117,19 @@ pub(crate) unsafe fn mbarrier_expect_tx(bar: *mut u64, bytes: u32) {
 /// # Safety
 /// As [`mbarrier_init`].
 #[track_caller]
+pub(crate) unsafe fn mbarrier_complete_tx(bar: *mut u64, bytes: u32) {
+    let completed = with_barrier(bar, "mbarrier.complete_tx", |b| {
+        b.tx -= i64::from(bytes);
+        b.complete_if_done()
+    });
+    if completed {
+        with_block(|mem, _| mem.epoch.set(mem.epoch.get().wrapping_add(1)));
+    }
+}
+
+/// # Safety
+/// As [`mbarrier_init`].
+#[track_caller]
 pub(crate) unsafe fn mbarrier_try_wait_parity(bar: *mut u64, parity: u32) -> bool {
     let site = Location::caller();
     if with_barrier(bar, "mbarrier.try_wait.parity", |b| b.phases & 1 != parity) {

@@ -66,6 +66,20 @@ pub unsafe fn mbarrier_expect_tx(bar: *mut u64, bytes: u32) {
 /// # Safety
 /// As [`mbarrier_arrive`].
 #[inline(always)]
+pub unsafe fn mbarrier_complete_tx(bar: *mut u64, bytes: u32) {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {b}; cvt.u32.u64 %oxs, %oxg;",
+            "mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%oxs], {n}; }}",
+            b = in(reg64) bar, n = in(reg32) bytes, options(nostack)
+        )
+    }
+}
+
+/// # Safety
+/// As [`mbarrier_arrive`].
+#[inline(always)]
 pub unsafe fn mbarrier_try_wait_parity(bar: *mut u64, parity: u32) -> bool {
     let done: u32;
     // SAFETY: guaranteed by the caller; a memory barrier for the compiler, so reads of what the phase guards stay after it.

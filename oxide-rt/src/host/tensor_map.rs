@@ -154,7 +154,7 @@ pub(crate) fn check<const D: usize>(addr: u64, len: usize, elem: usize, d: &Tens
             return bad(format!("box_dims[{i}] is {b}; a TMA box has 1 to 256 elements per dimension"));
         }
         if i > 0 {
-            let bytes = s.checked_mul(elem as u64).unwrap_or(u64::MAX);
+            let bytes = s.saturating_mul(elem as u64);
             if bytes % 16 != 0 {
                 return bad(format!(
                     "strides[{i}] is {s} elements = {bytes} bytes, not a multiple of 16; TMA needs every stride \

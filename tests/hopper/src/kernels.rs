@@ -50,14 +50,17 @@ pub fn mbar_never(mut out: DisjointSlice<u32>) {
     }
 }
 
-/// Thread 0 expects `bytes` transaction bytes that nothing delivers and arrives; the phase must
-/// not complete (CPU executor only).
+/// Thread 0 expects `bytes` transaction bytes, arrives, and reports `delivered` of them done;
+/// the phase completes only when they match (a hang otherwise: CPU executor only).
 #[kernel(block(32))]
-pub fn mbar_tx_pending(bytes: u32, mut out: DisjointSlice<u32>) {
+pub fn mbar_tx_pending(bytes: u32, delivered: u32, mut out: DisjointSlice<u32>) {
     let bars = mbarriers!(1);
     bars.init(1);
     if thread::thread_idx().x == 0 {
         bars.get(0).arrive_expect_tx(bytes);
+        if delivered > 0 {
+            bars.get(0).complete_tx(delivered);
+        }
     }
     bars.get(0).wait_parity(0);
     if let Some(o) = out.get_mut(thread::index()) {
@@ -167,4 +170,21 @@ pub fn tma_store_2d(src: TensorMap<u32, 2>, dst: TensorMap<u32, 2>, coords: &[i3
     for (col, y) in out.iter_mut() {
         *y = if col < n { tile.get(col) } else { u32::MAX };
     }
+}
+
+/// As [`tma_load_2d`] with the map read from global memory (`map[0..16]`, copied there by the
+/// host) instead of parameter space: TMA accepts either, and the comparison tells a wrong map
+/// from a wrong parameter address.
+#[kernel(block(128))]
+pub fn tma_load_2d_global(map: &[u64], info: [u32; 9], coords: &[i32], mut out: DisjointRows<u32>) {
+    let info = oxide_rt::__private::TensorMapInfo {
+        box_dims: [info[0], info[1], info[2], info[3], info[4]],
+        box_bytes: info[5],
+        swizzle: info[6],
+        rank: info[7],
+        writable: info[8],
+    };
+    // SAFETY: `map` holds a 2-D tensor map of u32 written by the host (16 words, 256-byte aligned allocation) and `info` its box.
+    let map = unsafe { TensorMap::<u32, 2>::__from_param(map.as_ptr() as u64, info) };
+    load_box(map, coords, &mut out)
 }

@@ -20,7 +20,7 @@ pub fn expected_rounds(blocks: usize) -> Vec<u32> {
 
 #[test]
 fn mbarrier_phases_over_several_stages() {
-    assert!(STAGES >= 2 && ROUNDS > 2 * STAGES, "every barrier must go through phases of both parities");
+    const { assert!(STAGES >= 2 && ROUNDS > 2 * STAGES, "every barrier must go through phases of both parities") };
     oxide_rt::host::set_cpu_checks(true);
     let blocks = 3;
     let mut out = vec![0u32; blocks * THREADS * ROUNDS];
@@ -38,10 +38,16 @@ fn a_phase_that_cannot_complete_is_a_deadlock_error() {
 
 #[test]
 fn expected_transaction_bytes_keep_the_phase_open() {
-    let mut out = vec![0u32; 32];
-    let e = kernels::cpu_mbar_tx_pending(1, 32, 16, &mut out).unwrap_err().to_string();
-    assert!(e.contains("mbarrier wait for parity 0"), "{e}");
-    // Without pending bytes the same kernel completes.
-    kernels::cpu_mbar_tx_pending(1, 32, 0, &mut out).unwrap();
-    assert_eq!(out, vec![1; 32]);
+    for (bytes, delivered) in [(16, 0), (16, 8)] {
+        let mut out = vec![0u32; 32];
+        let e = kernels::cpu_mbar_tx_pending(1, 32, bytes, delivered, &mut out).unwrap_err().to_string();
+        assert!(e.contains("mbarrier wait for parity 0"), "{bytes} {delivered}: {e}");
+        assert_eq!(out, vec![0; 32]);
+    }
+    // Once every expected byte is done (or none was expected) the phase completes.
+    for (bytes, delivered) in [(0, 0), (16, 16)] {
+        let mut out = vec![0u32; 32];
+        kernels::cpu_mbar_tx_pending(1, 32, bytes, delivered, &mut out).unwrap();
+        assert_eq!(out, vec![1; 32], "{bytes} {delivered}");
+    }
 }
