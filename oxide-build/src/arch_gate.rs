@@ -43,7 +43,23 @@ const OPERATIONS: &[Operation] = &[
     Operation { ptx: "mbarrier.try_wait.", api: "mbarrier::Mbarrier::try_wait_parity / wait_parity", sm: 90 },
     Operation { ptx: "fence.mbarrier_init.", api: "mbarrier::fence_mbarrier_init (Mbarriers::init_async)", sm: 90 },
     Operation { ptx: "fence.proxy.async", api: "mbarrier::fence_proxy_async", sm: 90 },
+    Operation { ptx: ".reqnctapercluster", api: "#[kernel(cluster(..))]", sm: 90 },
+    Operation { ptx: "barrier.cluster.", api: "cluster::arrive / wait / sync", sm: 90 },
+    Operation { ptx: "mapa.", api: "cluster::map_shared", sm: 90 },
+    Operation { ptx: "elect.sync", api: "specialize::elect_sync", sm: 90 },
 ];
+
+/// Special registers (matched anywhere in an instruction, e.g. `mov.u32 %r1, %cluster_ctarank`).
+const REGISTERS: &[Operation] = &[
+    Operation { ptx: "%cluster_", api: "cluster::ctarank / nctarank / cluster_dim / block_in_cluster", sm: 90 },
+    Operation { ptx: "%clusterid", api: "cluster::cluster_idx", sm: 90 },
+    Operation { ptx: "%nclusterid", api: "cluster::grid_clusters", sm: 90 },
+];
+
+/// Operations of the arch-specific targets only (`sm_90a`: `sm` with an `a`), which no plain
+/// target has, however new.
+const ARCH_SPECIFIC: &[Operation] =
+    &[Operation { ptx: "setmaxnreg.", api: "specialize::setmaxnreg_inc / setmaxnreg_dec", sm: 90 }];
 
 /// `sm_90a` → 90.
 fn number(arch: &str) -> u32 {
@@ -64,13 +80,28 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
         // Inline PTX may put several instructions on one line, after `{` or `;`.
         for stmt in line.split([';', '{']) {
             let stmt = stmt.trim_start();
-            let Some(op) = OPERATIONS.iter().find(|op| op.sm > have && stmt.starts_with(op.ptx)) else { continue };
-            let what = format!(
-                "`{}` (PTX `{}`), used by `{function}`, needs sm_{} or newer",
-                op.api,
-                stmt.split_whitespace().next().unwrap_or(op.ptx),
-                op.sm
-            );
+            let newer = OPERATIONS.iter().find(|op| op.sm > have && stmt.starts_with(op.ptx));
+            let register = REGISTERS.iter().find(|op| op.sm > have && stmt.contains(op.ptx));
+            let specific =
+                ARCH_SPECIFIC.iter().find(|op| (have < op.sm || !lowest.ends_with('a')) && stmt.starts_with(op.ptx));
+            let what = if let Some(op) = newer.or(register) {
+                let shown = match register {
+                    Some(r) if newer.is_none() => stmt.split_whitespace().find(|w| w.contains(r.ptx)).unwrap_or(r.ptx),
+                    _ => stmt.split_whitespace().next().unwrap_or(op.ptx),
+                };
+                let shown = shown.trim_end_matches(',');
+                format!("`{}` (PTX `{shown}`), used by `{function}`, needs sm_{} or newer", op.api, op.sm)
+            } else if let Some(op) = specific {
+                format!(
+                    "`{}` (PTX `{}`), used by `{function}`, needs the arch-specific target sm_{}a (`.arch(\"sm_{}a\")`)",
+                    op.api,
+                    stmt.split_whitespace().next().unwrap_or(op.ptx),
+                    op.sm,
+                    op.sm
+                )
+            } else {
+                continue;
+            };
             if !found.contains(&what) {
                 found.push(what);
             }
@@ -170,6 +201,34 @@ mod tests {
         );
         check(HOPPER, "sm_90").unwrap();
         check(HOPPER, "sm_90a").unwrap();
+    }
+
+    const CLUSTER: &str =
+        ".version 8.0\n.target sm_90\n.visible .entry dsmem(\n)\n.explicitcluster\n.reqnctapercluster 2, 1, 1\n{\n\
+        \tmov.u32 %r1, %cluster_ctarank;\n\tmov.u32 %r2, %clusterid.x;\n\
+        \tbarrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;\n\tmapa.u64 %rd2, %rd1, %r3;\n\
+        \t{ .reg .pred %oxp; elect.sync _|%oxp, 0xffffffff; }\n\tsetmaxnreg.inc.sync.aligned.u32 240;\n\tret;\n}\n";
+
+    #[test]
+    fn cluster_operations_need_sm_90_and_setmaxnreg_sm_90a() {
+        let m = check(CLUSTER, "sm_80").unwrap_err().to_string();
+        for (api, ptx) in [
+            ("#[kernel(cluster(..))]", ".reqnctapercluster"),
+            ("cluster::ctarank / nctarank / cluster_dim / block_in_cluster", "%cluster_ctarank"),
+            ("cluster::cluster_idx", "%clusterid.x"),
+            ("cluster::arrive / wait / sync", "barrier.cluster.arrive.release"),
+            ("cluster::map_shared", "mapa.u64"),
+            ("specialize::elect_sync", "elect.sync"),
+        ] {
+            assert!(m.contains(&format!("`{api}` (PTX `{ptx}`), used by `dsmem`, needs sm_90 or newer")), "{api}: {m}");
+        }
+        let m90 = check(CLUSTER, "sm_90").unwrap_err().to_string();
+        assert!(!m90.contains("needs sm_90 or newer"), "{m90}");
+        assert!(
+            m90.contains("`specialize::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`), used by `dsmem`, needs the arch-specific target sm_90a"),
+            "{m90}"
+        );
+        check(CLUSTER, "sm_90a").unwrap();
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //! | [`tensor`] | `mma.sync`, `ldmatrix`, `cp.async` (sm_80): tensor cores and async copies |
 //! | [`mbarrier`] | `mbarrier.*` (sm_80/sm_90): transaction barriers in shared memory |
 //! | [`tma`] | `cp.async.bulk.tensor` (sm_90): TMA copies with host-built tensor maps |
+//! | [`cluster`] | thread-block clusters (sm_90): ranks, cluster barriers, distributed shared memory |
+//! | [`specialize`] | `elect.sync` (sm_90), `setmaxnreg` (sm_90a): warp specialization |
 //! | [`half`] | `__nv_bfloat16`, `__half`, TF32: [`Bf16`], [`F16`], [`Tf32`] |
 //! | [`print`](mod@print) | `printf` ([`dprintln!`](crate::dprintln)) |
 //!
@@ -24,6 +26,7 @@
 //! `oxide_rt::host::synchronize` (or the next launch).
 
 pub mod atomic;
+pub mod cluster;
 pub mod half;
 pub mod math;
 mod matrix;
@@ -32,6 +35,7 @@ pub(crate) mod panic_record;
 pub mod print;
 pub mod shared;
 pub(crate) mod slice;
+pub mod specialize;
 pub mod sync;
 pub mod tensor;
 pub mod thread;

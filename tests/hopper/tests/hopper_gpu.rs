@@ -294,3 +294,65 @@ fn tma_misaligned_inner_coordinate_is_a_panic() {
     let want = box_of(&values_u32(64 * 16), &[64, 16], &[1, 64], &[32, 8], &[4, 0], 0);
     assert_eq!(s.clone_dtoh(&dout).unwrap(), want);
 }
+
+/// Distributed shared memory in clusters of 4: remote reads and writes land in the right
+/// block, and the cluster registers say where each block is.
+#[test]
+fn cluster_distributed_shared_memory() {
+    use hopper_ops::kernels::{CLUSTER, CLUSTER_THREADS as N, REGS};
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let blocks = 8 * CLUSTER;
+    let cols = REGS + 2 * N;
+    let mut dout = s.alloc_zeros::<u32>(blocks * cols).unwrap();
+    kernels::launch_cluster_dsmem(s, blocks as u32, N as u32, Slice2d::new(&mut dout, cols)).unwrap();
+    synchronize(s).unwrap();
+    let out = s.clone_dtoh(&dout).unwrap();
+    for b in 0..blocks {
+        let (c, r) = (b / CLUSTER, b % CLUSTER);
+        let row = &out[b * cols..(b + 1) * cols];
+        let regs = [r, CLUSTER, c, r, CLUSTER, blocks / CLUSTER].map(|v| v as u32);
+        assert_eq!(row[..REGS], regs, "block {b}");
+        let (next, prev) = (c * CLUSTER + (r + 1) % CLUSTER, c * CLUSTER + (r + CLUSTER - 1) % CLUSTER);
+        for t in 0..N {
+            assert_eq!(row[REGS + t], (next * 1000 + t) as u32, "block {b} read of rank {}", (r + 1) % CLUSTER);
+            assert_eq!(row[REGS + N + t], (prev * 1000 + t + 7) as u32, "block {b} inbox");
+        }
+    }
+    // A grid that is not a whole number of clusters is refused before launching.
+    let e = kernels::launch_cluster_dsmem(s, 6, N as u32, Slice2d::new(&mut dout, cols)).unwrap_err();
+    assert!(e.to_string().contains("not a whole number of clusters"), "{e}");
+}
+
+/// Without `cluster(..)` every block is a cluster of one on the GPU too: the same answers as
+/// the CPU executor.
+#[test]
+fn a_block_is_a_cluster_of_one() {
+    use hopper_ops::kernels::{CLUSTER_THREADS as N, REGS};
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let blocks = 5;
+    let cols = REGS + 2 * N;
+    let mut dout = s.alloc_zeros::<u32>(blocks * cols).unwrap();
+    kernels::launch_cluster_solo(s, blocks as u32, N as u32, Slice2d::new(&mut dout, cols)).unwrap();
+    synchronize(s).unwrap();
+    let mut cpu = vec![0u32; blocks * cols];
+    kernels::cpu_cluster_solo(blocks as u32, N as u32, Slice2d::new(&mut cpu[..], cols)).unwrap();
+    assert_eq!(s.clone_dtoh(&dout).unwrap(), cpu);
+    assert_eq!(cpu[REGS..REGS + 2], [1, 2], "read of thread 1 of block 0");
+}
+
+/// `elect.sync` and the `asm!` escape hatch on the GPU, against the CPU executor's fallbacks.
+#[test]
+fn elect_and_asm() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let mut dout = s.alloc_zeros::<u32>(3 * 96 * 3).unwrap();
+    kernels::launch_elect_and_asm(s, 3, 96, &mut dout).unwrap();
+    synchronize(s).unwrap();
+    let gpu = s.clone_dtoh(&dout).unwrap();
+    let mut cpu = vec![0u32; 3 * 96 * 3];
+    kernels::cpu_elect_and_asm(3, 96, &mut cpu).unwrap();
+    assert_eq!(gpu, cpu);
+    assert_eq!(gpu.chunks(3).filter(|v| v[0] == 1).count(), 9, "one lane per warp");
+}
