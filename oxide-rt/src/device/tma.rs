@@ -101,6 +101,7 @@ impl<T: SharedElem, const D: usize> TensorMap<T, D> {
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn __from_param(addr: u64, info: TensorMapInfo) -> Self {
+        const { assert!(D >= 1 && D <= 5, "a TMA tensor map has 1 to 5 dimensions") };
         TensorMap { addr, info, _t: PhantomData }
     }
 

@@ -228,6 +228,7 @@ impl<'a, T: TmaElem, const D: usize> TensorMap<'a, T, D> {
     }
 
     fn encode(buf: &'a CudaSlice<T>, d: TensorMapDesc<D>, writable: bool) -> Result<Self, Error> {
+        const { assert!(D >= 1 && D <= 5, "a TMA tensor map has 1 to 5 dimensions") };
         let elem = std::mem::size_of::<T>();
         let stream = buf.stream();
         let (addr, _use) = cudarc::driver::DevicePtr::device_ptr(buf, stream);
@@ -312,6 +313,7 @@ pub fn tensor_map_on_cpu<T, const D: usize>(
     arg: &'static str,
     _map: &TensorMap<'_, T, D>,
 ) -> Result<crate::device::TensorMap<T, D>, Error> {
+    const { assert!(D >= 1 && D <= 5, "a TMA tensor map has 1 to 5 dimensions") };
     Err(Error::InvalidLaunch {
         kernel,
         reason: format!(
