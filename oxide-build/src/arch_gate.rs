@@ -71,6 +71,8 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
     let have = number(lowest);
     let mut function = "";
     let mut found: Vec<String> = Vec::new();
+    // The architecture the fix names: the newest one an operation needs (`a`: arch-specific).
+    let mut needed = (80u32, false);
     for line in ptx.lines() {
         let line = line.trim_start();
         if let Some(name) = function_name(line) {
@@ -84,6 +86,12 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
             let register = REGISTERS.iter().find(|op| op.sm > have && stmt.contains(op.ptx));
             let specific =
                 ARCH_SPECIFIC.iter().find(|op| (have < op.sm || !lowest.ends_with('a')) && stmt.starts_with(op.ptx));
+            let need = match (newer.or(register), specific) {
+                (Some(op), _) => (op.sm, false),
+                (None, Some(op)) => (op.sm, true),
+                (None, None) => continue,
+            };
+            needed = needed.max(need);
             let what = if let Some(op) = newer.or(register) {
                 let shown = match register {
                     Some(r) if newer.is_none() => stmt.split_whitespace().find(|w| w.contains(r.ptx)).unwrap_or(r.ptx),
@@ -114,9 +122,11 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
         ErrorKind::Arch,
         format!(
             "the kernels use operations that {lowest}, the oldest architecture this build targets, does not have:\n  {}\n  \
-             fix: build for a newer architecture (`.arch(\"sm_80\")` or later in build.rs), or move these kernels to a \
+             fix: build for a newer architecture (`.arch(\"sm_{}{}\")` or later in build.rs), or move these kernels to a \
              module built only for GPUs that have them",
-            found.join("\n  ")
+            found.join("\n  "),
+            needed.0,
+            if needed.1 { "a" } else { "" }
         ),
     ))
 }
@@ -156,7 +166,7 @@ mod tests {
         assert!(m.contains("`tensor::mma_sync on Bf16 fragments (M16N8K16)` (PTX `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`), used by `gemm`, needs sm_80"), "{m}");
         assert!(m.contains("PTX `ldmatrix.sync.aligned.m8n8.x4.shared.b16`), used by `gemm`"), "{m}");
         assert!(m.contains("PTX `cp.async.cg.shared.global`), used by `gemm`"), "{m}");
-        assert!(m.contains("fix: build for a newer architecture"), "{m}");
+        assert!(m.contains("fix: build for a newer architecture (`.arch(\"sm_80\")` or later"), "{m}");
     }
 
     #[test]
@@ -228,6 +238,8 @@ mod tests {
             m90.contains("`specialize::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`), used by `dsmem`, needs the arch-specific target sm_90a"),
             "{m90}"
         );
+        assert!(m90.contains("fix: build for a newer architecture (`.arch(\"sm_90a\")`"), "{m90}");
+        assert!(m.contains("fix: build for a newer architecture (`.arch(\"sm_90a\")`"), "{m}");
         check(CLUSTER, "sm_90a").unwrap();
     }
 
