@@ -31,8 +31,35 @@ const OPERATIONS: &[Operation] = &[
     },
     Operation { ptx: "mma.sync.aligned.m16n8k32", api: "tensor::mma_sync on i8 fragments (M16N8K32)", sm: 80 },
     Operation { ptx: "ldmatrix.", api: "tensor::ldmatrix_* (or FragA::load / FragB::load*)", sm: 80 },
+    // Before `cp.async.`: the TMA forms share its prefix.
+    Operation { ptx: "cp.async.bulk.tensor.", api: "tma::TensorMap::load / store", sm: 90 },
+    Operation { ptx: "cp.async.bulk.", api: "tma::store_commit / store_wait", sm: 90 },
     Operation { ptx: "cp.async.", api: "tensor::cp_async / cp_async_commit / cp_async_wait", sm: 80 },
+    Operation { ptx: "mbarrier.init.", api: "mbarrier::Mbarriers::init", sm: 80 },
+    Operation { ptx: "mbarrier.arrive.expect_tx.", api: "mbarrier::Mbarrier::arrive_expect_tx", sm: 90 },
+    Operation { ptx: "mbarrier.arrive.", api: "mbarrier::Mbarrier::arrive", sm: 80 },
+    Operation { ptx: "mbarrier.expect_tx.", api: "mbarrier::Mbarrier::expect_tx", sm: 90 },
+    Operation { ptx: "mbarrier.complete_tx.", api: "mbarrier::Mbarrier::complete_tx", sm: 90 },
+    Operation { ptx: "mbarrier.try_wait.", api: "mbarrier::Mbarrier::try_wait_parity / wait_parity", sm: 90 },
+    Operation { ptx: "fence.mbarrier_init.", api: "mbarrier::fence_mbarrier_init (Mbarriers::init_async)", sm: 90 },
+    Operation { ptx: "fence.proxy.async", api: "mbarrier::fence_proxy_async", sm: 90 },
+    Operation { ptx: ".reqnctapercluster", api: "#[kernel(cluster(..))]", sm: 90 },
+    Operation { ptx: "barrier.cluster.", api: "cluster::arrive / wait / sync", sm: 90 },
+    Operation { ptx: "mapa.", api: "cluster::map_shared", sm: 90 },
+    Operation { ptx: "elect.sync", api: "specialize::elect_sync", sm: 90 },
 ];
+
+/// Special registers (matched anywhere in an instruction, e.g. `mov.u32 %r1, %cluster_ctarank`).
+const REGISTERS: &[Operation] = &[
+    Operation { ptx: "%cluster_", api: "cluster::ctarank / nctarank / cluster_dim / block_in_cluster", sm: 90 },
+    Operation { ptx: "%clusterid", api: "cluster::cluster_idx", sm: 90 },
+    Operation { ptx: "%nclusterid", api: "cluster::grid_clusters", sm: 90 },
+];
+
+/// Operations of the arch-specific targets only (`sm_90a`: `sm` with an `a`), which no plain
+/// target has, however new.
+const ARCH_SPECIFIC: &[Operation] =
+    &[Operation { ptx: "setmaxnreg.", api: "specialize::setmaxnreg_inc / setmaxnreg_dec", sm: 90 }];
 
 /// `sm_90a` → 90.
 fn number(arch: &str) -> u32 {
@@ -44,6 +71,8 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
     let have = number(lowest);
     let mut function = "";
     let mut found: Vec<String> = Vec::new();
+    // The architecture the fix names: the newest one an operation needs (`a`: arch-specific).
+    let mut needed = (80u32, false);
     for line in ptx.lines() {
         let line = line.trim_start();
         if let Some(name) = function_name(line) {
@@ -53,13 +82,34 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
         // Inline PTX may put several instructions on one line, after `{` or `;`.
         for stmt in line.split([';', '{']) {
             let stmt = stmt.trim_start();
-            let Some(op) = OPERATIONS.iter().find(|op| op.sm > have && stmt.starts_with(op.ptx)) else { continue };
-            let what = format!(
-                "`{}` (PTX `{}`), used by `{function}`, needs sm_{} or newer",
-                op.api,
-                stmt.split_whitespace().next().unwrap_or(op.ptx),
-                op.sm
-            );
+            let newer = OPERATIONS.iter().find(|op| op.sm > have && stmt.starts_with(op.ptx));
+            let register = REGISTERS.iter().find(|op| op.sm > have && stmt.contains(op.ptx));
+            let specific =
+                ARCH_SPECIFIC.iter().find(|op| (have < op.sm || !lowest.ends_with('a')) && stmt.starts_with(op.ptx));
+            let need = match (newer.or(register), specific) {
+                (Some(op), _) => (op.sm, false),
+                (None, Some(op)) => (op.sm, true),
+                (None, None) => continue,
+            };
+            needed = needed.max(need);
+            let what = if let Some(op) = newer.or(register) {
+                let shown = match register {
+                    Some(r) if newer.is_none() => stmt.split_whitespace().find(|w| w.contains(r.ptx)).unwrap_or(r.ptx),
+                    _ => stmt.split_whitespace().next().unwrap_or(op.ptx),
+                };
+                let shown = shown.trim_end_matches(',');
+                format!("`{}` (PTX `{shown}`), used by `{function}`, needs sm_{} or newer", op.api, op.sm)
+            } else if let Some(op) = specific {
+                format!(
+                    "`{}` (PTX `{}`), used by `{function}`, needs the arch-specific target sm_{}a (`.arch(\"sm_{}a\")`)",
+                    op.api,
+                    stmt.split_whitespace().next().unwrap_or(op.ptx),
+                    op.sm,
+                    op.sm
+                )
+            } else {
+                continue;
+            };
             if !found.contains(&what) {
                 found.push(what);
             }
@@ -72,9 +122,11 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
         ErrorKind::Arch,
         format!(
             "the kernels use operations that {lowest}, the oldest architecture this build targets, does not have:\n  {}\n  \
-             fix: build for a newer architecture (`.arch(\"sm_80\")` or later in build.rs), or move these kernels to a \
+             fix: build for a newer architecture (`.arch(\"sm_{}{}\")` or later in build.rs), or move these kernels to a \
              module built only for GPUs that have them",
-            found.join("\n  ")
+            found.join("\n  "),
+            needed.0,
+            if needed.1 { "a" } else { "" }
         ),
     ))
 }
@@ -114,7 +166,7 @@ mod tests {
         assert!(m.contains("`tensor::mma_sync on Bf16 fragments (M16N8K16)` (PTX `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`), used by `gemm`, needs sm_80"), "{m}");
         assert!(m.contains("PTX `ldmatrix.sync.aligned.m8n8.x4.shared.b16`), used by `gemm`"), "{m}");
         assert!(m.contains("PTX `cp.async.cg.shared.global`), used by `gemm`"), "{m}");
-        assert!(m.contains("fix: build for a newer architecture"), "{m}");
+        assert!(m.contains("fix: build for a newer architecture (`.arch(\"sm_80\")` or later"), "{m}");
     }
 
     #[test]
@@ -122,6 +174,73 @@ mod tests {
         check(PTX, "sm_80").unwrap();
         check(PTX, "sm_90a").unwrap();
         check(".visible .entry saxpy(\n)\n{\n\tfma.rn.f32 %f1, %f2, %f3, %f4;\n\tret;\n}\n", "sm_75").unwrap();
+    }
+
+    const HOPPER: &str = ".version 8.0\n.target sm_90\n.visible .entry tma(\n\t.param .align 64 .b8 tma_param_0[128]\n)\n{\n\
+        \t{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, %rd1; cvt.u32.u64 %oxs, %oxg;\n\
+        mbarrier.init.shared::cta.b64 [%oxs], %r1; }\n\
+        \tfence.mbarrier_init.release.cluster;\n\
+        \t{ mbarrier.arrive.expect_tx.shared::cta.b64 _, [%oxs], %r2; }\n\
+        \t{ cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%oxs], [%rd2, {%r3, %r4}], [%oxb]; }\n\
+        \t{ mbarrier.try_wait.parity.shared::cta.b64 %oxp, [%oxs], %r5; }\n\
+        \t{ mbarrier.arrive.shared.b64 %oxt, [%oxs]; }\n\
+        \tfence.proxy.async.shared::cta;\n\tcp.async.bulk.commit_group;\n\tret;\n}\n";
+
+    #[test]
+    fn hopper_operations_need_sm_90_and_name_their_api() {
+        let m = check(HOPPER, "sm_80").unwrap_err().to_string();
+        for (api, ptx) in [
+            (
+                "tma::TensorMap::load / store",
+                "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+            ),
+            ("mbarrier::Mbarrier::arrive_expect_tx", "mbarrier.arrive.expect_tx.shared::cta.b64"),
+            ("mbarrier::Mbarrier::try_wait_parity / wait_parity", "mbarrier.try_wait.parity.shared::cta.b64"),
+            ("mbarrier::fence_mbarrier_init (Mbarriers::init_async)", "fence.mbarrier_init.release.cluster"),
+            ("mbarrier::fence_proxy_async", "fence.proxy.async.shared::cta"),
+            ("tma::store_commit / store_wait", "cp.async.bulk.commit_group"),
+        ] {
+            assert!(m.contains(&format!("`{api}` (PTX `{ptx}`), used by `tma`, needs sm_90")), "{api}: {m}");
+        }
+        // init and a plain arrive are sm_80 operations.
+        assert!(!m.contains("mbarrier.init") && !m.contains("mbarrier.arrive.shared"), "{m}");
+        let m75 = check(HOPPER, "sm_75").unwrap_err().to_string();
+        assert!(
+            m75.contains("`mbarrier::Mbarrier::arrive` (PTX `mbarrier.arrive.shared.b64`), used by `tma`, needs sm_80"),
+            "{m75}"
+        );
+        check(HOPPER, "sm_90").unwrap();
+        check(HOPPER, "sm_90a").unwrap();
+    }
+
+    const CLUSTER: &str =
+        ".version 8.0\n.target sm_90\n.visible .entry dsmem(\n)\n.explicitcluster\n.reqnctapercluster 2, 1, 1\n{\n\
+        \tmov.u32 %r1, %cluster_ctarank;\n\tmov.u32 %r2, %clusterid.x;\n\
+        \tbarrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;\n\tmapa.u64 %rd2, %rd1, %r3;\n\
+        \t{ .reg .pred %oxp; elect.sync _|%oxp, 0xffffffff; }\n\tsetmaxnreg.inc.sync.aligned.u32 240;\n\tret;\n}\n";
+
+    #[test]
+    fn cluster_operations_need_sm_90_and_setmaxnreg_sm_90a() {
+        let m = check(CLUSTER, "sm_80").unwrap_err().to_string();
+        for (api, ptx) in [
+            ("#[kernel(cluster(..))]", ".reqnctapercluster"),
+            ("cluster::ctarank / nctarank / cluster_dim / block_in_cluster", "%cluster_ctarank"),
+            ("cluster::cluster_idx", "%clusterid.x"),
+            ("cluster::arrive / wait / sync", "barrier.cluster.arrive.release"),
+            ("cluster::map_shared", "mapa.u64"),
+            ("specialize::elect_sync", "elect.sync"),
+        ] {
+            assert!(m.contains(&format!("`{api}` (PTX `{ptx}`), used by `dsmem`, needs sm_90 or newer")), "{api}: {m}");
+        }
+        let m90 = check(CLUSTER, "sm_90").unwrap_err().to_string();
+        assert!(!m90.contains("needs sm_90 or newer"), "{m90}");
+        assert!(
+            m90.contains("`specialize::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`), used by `dsmem`, needs the arch-specific target sm_90a"),
+            "{m90}"
+        );
+        assert!(m90.contains("fix: build for a newer architecture (`.arch(\"sm_90a\")`"), "{m90}");
+        assert!(m.contains("fix: build for a newer architecture (`.arch(\"sm_90a\")`"), "{m}");
+        check(CLUSTER, "sm_90a").unwrap();
     }
 
     #[test]

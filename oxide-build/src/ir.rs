@@ -19,6 +19,7 @@ mod distance_exits;
 mod early_loads;
 mod float_atomics;
 mod fn_attrs;
+mod grid_constants;
 mod guarded_epilogs;
 mod guarded_loads;
 mod internalize;
@@ -151,6 +152,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
         ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let kernels = kernel_entries::find_kernels(&lines);
     let meta = meta_records::extract_meta(&mut lines)?;
+    grid_constants::align_tensor_maps(&mut lines, &meta)?;
     let shared_statics = shared_memory::move_shared(&mut lines)?;
     internalize::internalize(&mut lines, &kernels);
     let bounds = launch_bounds::launch_bounds(&meta, &kernels)?;

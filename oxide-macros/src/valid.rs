@@ -227,6 +227,9 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
         (ArgKind::Invalid, Type::Path(p)) if p.path.segments.last().is_some_and(|s| s.ident == "Matrix") => err(at(&ty), format!(
             "`{shown}` is not a valid matrix argument; hint: write `Matrix<T>` with one element type, e.g. `Matrix<f32>` (read-only) or `Matrix<AtomicF32>` (shared updates)"
         )),
+        (ArgKind::Invalid, Type::Path(p)) if p.path.segments.last().is_some_and(|s| s.ident == "TensorMap") => err(at(&ty), format!(
+            "`{shown}` is not a valid tensor map argument; hint: write `TensorMap<T, D>` with the element type and the number of dimensions (1 to 5), e.g. `TensorMap<Bf16, 2>`"
+        )),
         (ArgKind::Invalid, _) => err(at(&ty), format!("`{shown}` is not a valid output slice; hint: write `DisjointSlice<T>`")),
         (ArgKind::SliceIn { elem, .. }, Type::Reference(r)) => {
             if let Some(l) = r.lifetime.as_ref().filter(|l| l.ident != "_") {
@@ -257,6 +260,16 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
                         err(at(&n), format!("`{name}` sizes must be at least 1; hint: a tile, chunk or group of 0 elements would own nothing"))
                     }
                     _ => {}
+                }
+            }
+            check_value_type(elem, err);
+        }
+        (ArgKind::TensorMap { elem, dims }, _) => {
+            if let Ok(lit) = syn::parse2::<syn::LitInt>(dims.clone()) {
+                if !matches!(lit.base10_parse::<u8>(), Ok(1..=5)) {
+                    err(at(&lit), format!(
+                        "`{shown}`: a TMA tensor map has 1 to 5 dimensions, not {lit}; hint: map the tensor with at most 5 (merge contiguous ones)"
+                    ));
                 }
             }
             check_value_type(elem, err);

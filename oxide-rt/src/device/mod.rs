@@ -14,24 +14,39 @@
 //! | [`warp`] | `__shfl*_sync`, `__all/__any/__ballot_sync`, `__activemask`, `__popc` … |
 //! | [`math`] | `sqrtf`, `expf`, … (libdevice), [`math::fast`] (`__expf`, …) |
 //! | [`tensor`] | `mma.sync`, `ldmatrix`, `cp.async` (sm_80): tensor cores and async copies |
+//! | [`mbarrier`] | `mbarrier.*` (sm_80/sm_90): transaction barriers in shared memory |
+//! | [`tma`] | `cp.async.bulk.tensor` (sm_90): TMA copies with host-built tensor maps |
+//! | [`cluster`] | thread-block clusters (sm_90): ranks, cluster barriers, distributed shared memory |
+//! | [`specialize`] | `elect.sync` (sm_90), `setmaxnreg` (sm_90a): warp specialization |
 //! | [`half`] | `__nv_bfloat16`, `__half`, TF32: [`Bf16`], [`F16`], [`Tf32`] |
 //! | [`print`](mod@print) | `printf` ([`dprintln!`](crate::dprintln)) |
+//!
+//! **Inline PTX.** The kernels module is built with `asm_experimental_arch`, so
+//! `core::arch::asm!` is the escape hatch for any instruction the API lacks. The CPU executor
+//! cannot run PTX: put the `asm!` under `#[cfg(target_arch = "nvptx64")]` and give the host
+//! build a Rust fallback under `#[cfg(not(target_arch = "nvptx64"))]` (README, "Writing
+//! kernels", has the pattern). [`tma::TensorMap::as_u64`] and [`mbarrier::Mbarrier::as_ptr`]
+//! hand their addresses to such code.
 //!
 //! A panic in a kernel (bounds check, `panic!`, `unwrap`) stops the kernel; on the GPU the host
 //! gets `Error::KernelPanic` with the source location and message from
 //! `oxide_rt::host::synchronize` (or the next launch).
 
 pub mod atomic;
+pub mod cluster;
 pub mod half;
 pub mod math;
 mod matrix;
+pub mod mbarrier;
 pub(crate) mod panic_record;
 pub mod print;
 pub mod shared;
 pub(crate) mod slice;
+pub mod specialize;
 pub mod sync;
 pub mod tensor;
 pub mod thread;
+pub mod tma;
 pub mod warp;
 
 #[cfg(target_arch = "nvptx64")]
@@ -39,10 +54,14 @@ pub(crate) mod nvptx;
 #[cfg(target_arch = "nvptx64")]
 use nvptx as backend;
 #[cfg(target_arch = "nvptx64")]
+pub(crate) mod nvptx_hopper;
+#[cfg(target_arch = "nvptx64")]
 pub(crate) mod nvptx_tensor;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod cpu;
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) mod cpu_hopper;
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod cpu_tensor;
 #[cfg(not(target_arch = "nvptx64"))]
@@ -52,13 +71,14 @@ use cpu as backend;
 
 pub use crate::dim::Dim3;
 pub use crate::KernelArg;
-pub use crate::{dprint, dprintln, shared_array};
+pub use crate::{dprint, dprintln, mbarriers, shared_array};
 pub use atomic::{AtomicF32, AtomicF64, AtomicFloat, AtomicInt, Scope};
 pub use half::{Bf16, Tf32, F16};
 pub use math::Float;
 pub use matrix::Matrix;
+pub use mbarrier::{Mbarrier, Mbarriers};
 pub use oxide_macros::kernel;
-pub use shared::{dynamic_shared, Shared2d, SharedAtomic, SharedElem, SharedSlice};
+pub use shared::{dynamic_shared, dynamic_shared_aligned, Shared2d, SharedAtomic, SharedElem, SharedSlice};
 pub use slice::{
     DisjointAppend, DisjointButterflies, DisjointChunks, DisjointPerBlock, DisjointPerWarp, DisjointRows,
     DisjointSlice, DisjointSlice2d, DisjointSlice3d, DisjointStrided, DisjointTiles, DisjointXorPairs,
@@ -66,4 +86,5 @@ pub use slice::{
 pub use sync::{sync_threads, sync_threads_and, sync_threads_count, sync_threads_or, sync_warp};
 pub use tensor::DisjointMmaTiles;
 pub use thread::{ThreadIndex, WARP_SIZE};
+pub use tma::TensorMap;
 pub use warp::FULL_MASK;
