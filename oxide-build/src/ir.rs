@@ -20,11 +20,14 @@ mod early_loads;
 mod float_atomics;
 mod fn_attrs;
 mod guarded_loads;
+mod index_ranges;
 mod internalize;
 mod kernel_entries;
 mod launch_bounds;
 mod libdevice;
 mod meta_records;
+mod narrow_copies;
+mod narrow_indices;
 mod noalias_inputs;
 mod panic_paths;
 mod private_array_loops;
@@ -45,6 +48,9 @@ pub(crate) struct Input<'a> {
     /// Mark the kernels' float multiplies and adds fusable (`ir/contractable_ops.rs`), as
     /// nvcc's `--fmad=true`.
     pub fmad: bool,
+    /// Give kernels a copy with 32-bit index arithmetic (`ir/narrow_copies.rs`): release
+    /// builds whose codegen runs `opt` (which inlines the copies) and [`after_opt`].
+    pub narrow_copies: bool,
     /// Where the rewritten IR is written (`<module>.ll`).
     pub work_dir: &'a Path,
 }
@@ -81,6 +87,7 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Module, Error> {
     if !input.panic_messages {
         processed.ir = inline_panic_paths(&processed.ir);
     }
+    processed.ir = index_copies(&processed.ir, input.narrow_copies);
     let mut warnings = Vec::new();
     if processed.kernels.is_empty() {
         warnings.push(format!("{} defines no #[kernel] functions", input.module_file.display()));
@@ -193,16 +200,36 @@ fn contractable(ir: &str) -> String {
     out
 }
 
+/// `ir` with every kernel that reads a thread position split into a narrow and a wide copy
+/// (`ir/narrow_copies.rs`) when `split`, else with oxide-rt's index markers made the identity.
+fn index_copies(ir: &str, split: bool) -> String {
+    let mut lines: Vec<Line> =
+        ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
+    if split {
+        narrow_copies::split(&mut lines);
+    } else {
+        narrow_copies::unmark(&mut lines);
+    }
+    let mut out = String::with_capacity(ir.len() * 2);
+    for line in &lines {
+        out.push_str(&line.text);
+        out.push('\n');
+    }
+    out
+}
+
 /// The transforms that run on `opt`'s output rather than rustc's: conditional blocks of input
 /// reads become unconditional (`ir/speculated_blocks.rs`), then loads move above the stores to
-/// other buffers before them (`ir/early_loads.rs`). Returns the text and how many blocks and
-/// loads moved.
+/// other buffers before them (`ir/early_loads.rs`), then index arithmetic that fits 32 bits
+/// becomes 32-bit (`ir/narrow_indices.rs`). Returns the text and how many blocks, loads and
+/// kernels changed.
 pub(crate) fn after_opt(ir: &str) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir);
     let mut lines: Vec<Line> =
         text.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let loads = early_loads::hoist(&mut lines);
-    if loads == 0 {
+    let kernels = narrow_indices::narrow(&mut lines);
+    if loads + kernels == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -210,7 +237,7 @@ pub(crate) fn after_opt(ir: &str) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + loads)
+    (out, blocks + loads + kernels)
 }
 
 /// One input line; `no` survives removals so errors point at the input.
