@@ -675,14 +675,14 @@ pub(crate) mod tests {
         explicit.into_iter().chain(on_path).find(|p| p.is_file()).or_else(|| in_venv(&format!("bin/{name}")))
     }
 
-    fn tool_ok(cmd: &mut Command) -> String {
+    pub(super) fn tool_ok(cmd: &mut Command) -> String {
         let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
         assert!(out.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// Compiles processed IR with llc-22 (and checks it with ptxas when present).
-    fn compile(name: &str, ir: &str) -> TestResult<Option<String>> {
+    pub(super) fn compile(name: &str, ir: &str) -> TestResult<Option<String>> {
         let Some(llc) = find_tool("llc-22") else {
             eprintln!("skipped: llc-22 not found on PATH (apt-get install llvm-22)");
             return Ok(None);

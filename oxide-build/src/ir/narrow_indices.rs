@@ -62,7 +62,10 @@ pub(super) fn narrow_kernel(mut body: Vec<Line>) -> (Vec<Line>, Outcome) {
     let (from_n, from_w) = (reach(&succ, &narrow), reach(&succ, &wide));
     let plan = plan(&body);
     let useful_in = |only: &HashSet<String>, other: &HashSet<String>| {
-        plan.useful.iter().filter(|&&i| block_of(&spans, i).is_some_and(|b| only.contains(b) && !other.contains(b))).count()
+        plan.useful
+            .iter()
+            .filter(|&&i| block_of(&spans, i).is_some_and(|b| only.contains(b) && !other.contains(b)))
+            .count()
     };
     let (n, w) = (useful_in(&from_n, &from_w), useful_in(&from_w, &from_n));
     if n > w {
@@ -257,8 +260,8 @@ impl Planner<'_> {
                 let a = self.low(&args[0], at, depth + 1, out);
                 let b = self.low(&args[1], at, depth + 1, out);
                 let t = self.fresh();
+                // Not counted: on its own this only recomputes the mask's input.
                 out.push(format!("  {t} = {op} i32 {a}, {b}"));
-                self.plan.useful.push(at);
                 return t;
             }
         }
@@ -415,8 +418,8 @@ mod tests {
     fn the_narrow_copy_computes_its_indices_in_32_bits() {
         let (body, outcome) = narrow_kernel(lines(&split_kernel("and i64 %p.n, 1073741823")));
         let out = text(&body);
-        // The product under the mask, the subtraction and the comparison.
-        assert_eq!(outcome, Outcome::Kept { narrowed: 3 }, "{out}");
+        // The subtraction and the comparison (the product under the mask only feeds them).
+        assert_eq!(outcome, Outcome::Kept { narrowed: 2 }, "{out}");
         // The condition's asm is gone; the index's product is taken modulo 2^32 under the mask.
         assert!(out.contains("  %oxide.narrow.out = add i32 %in, 0\n"), "{out}");
         for want in [
@@ -467,8 +470,89 @@ mod tests {
         let out = text(&body);
         // tid * 1024 fits; tid << 40 and what adds it (or an unknown) do not.
         assert!(out.contains("  %oxn.1 = mul i32 %t, 1024\n  %k = sext i32 %oxn.1 to i64\n"), "{out}");
-        assert!(out.contains("  %big = shl i64 %w, 40\n  %s = add i64 %w, %big\n  %u = add i64 %w, %unknown\n"), "{out}");
+        assert!(
+            out.contains("  %big = shl i64 %w, 40\n  %s = add i64 %w, %big\n  %u = add i64 %w, %unknown\n"),
+            "{out}"
+        );
         assert!(out.contains("  %c = icmp slt i64 %k, %s\n"), "{out}");
-        assert!(out.contains("  %oxn.2 = call i32 @llvm.umin.i32(i32 %oxn.1, i32 1000)\n  %m = sext i32 %oxn.2 to i64\n"), "{out}");
+        assert!(
+            out.contains("  %oxn.2 = call i32 @llvm.umin.i32(i32 %oxn.1, i32 1000)\n  %m = sext i32 %oxn.2 to i64\n"),
+            "{out}"
+        );
+    }
+
+    /// A kernel as rustc leaves it: `y[i] = x[i - 7]` when in range, `i` the marked thread index;
+    /// `store` adds a second, unused use of the index's 64-bit form.
+    fn marked_kernel(body_end: &str) -> String {
+        format!(
+            "target triple = \"nvptx64-nvidia-cuda\"\n\
+             define ptx_kernel void @shift(ptr noalias readonly %__oxide_in_x, i64 %__oxide_in_x_len, ptr noalias %__oxide_out_y, i64 %__oxide_out_y_len) unnamed_addr #0 {{\n\
+             start:\n\
+             \x20 %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n\
+             \x20 %c = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n\
+             \x20 %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n\
+             \x20 %tw = zext i32 %t to i64\n  %cw = zext i32 %c to i64\n  %nw = zext i32 %n to i64\n\
+             \x20 %p = mul i64 %cw, %nw\n  %g = add i64 %p, %tw\n\
+             \x20 %i = call i64 asm \"// oxide.index\\0A\\09mov.b64 ${{0}}, ${{1}};\", \"=&l,l\"(i64 %g) #1\n\
+             {body_end}\
+             exit:\n  ret void\n}}\n\
+             declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\ndeclare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n\
+             declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n\
+             attributes #0 = {{ nounwind }}\nattributes #1 = {{ nounwind memory(none) }}\n"
+        )
+    }
+
+    const SHIFT: &str = "  %in = icmp ult i64 %i, %__oxide_out_y_len\n  br i1 %in, label %body, label %exit\n\
+        body:\n  %j = add i64 %i, -7\n  %ok = icmp ult i64 %j, %__oxide_in_x_len\n  br i1 %ok, label %load, label %exit\n\
+        load:\n  %a = getelementptr inbounds float, ptr %__oxide_in_x, i64 %j\n  %v = load float, ptr %a, align 4\n\
+        \x20 %b = getelementptr inbounds float, ptr %__oxide_out_y, i64 %i\n  store float %v, ptr %b, align 4\n  br label %exit\n";
+
+    /// The pipeline's steps around the two passes: split, `opt` (as codegen runs it without
+    /// libdevice), `after_opt`, then llc and ptxas.
+    fn through_pipeline(name: &str, ir: &str) -> crate::ir::tests::TestResult<Option<(String, String)>> {
+        let Some(opt) = crate::ir::tests::find_tool("opt-22") else {
+            eprintln!("skipped: opt-22 not found on PATH (apt-get install llvm-22)");
+            return Ok(None);
+        };
+        let split = crate::ir::index_copies(ir, true);
+        let dir = std::env::temp_dir().join(format!("oxide-narrow-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let (ll, optimized) = (dir.join("in.ll"), dir.join("opt.ll"));
+        std::fs::write(&ll, &split)?;
+        crate::ir::tests::tool_ok(
+            std::process::Command::new(opt)
+                .args(["-passes=always-inline,globaldce", "-S", "-o"])
+                .arg(&optimized)
+                .arg(&ll),
+        );
+        let (after, _) = crate::ir::after_opt(&std::fs::read_to_string(&optimized)?);
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(crate::ir::tests::compile(name, &after)?.map(|ptx| (after, ptx)))
+    }
+
+    #[test]
+    fn a_split_kernel_compiles_to_a_32_bit_copy_and_a_64_bit_copy() -> crate::ir::tests::TestResult {
+        let Some((ir, ptx)) = through_pipeline("kept", &marked_kernel(SHIFT))? else { return Ok(()) };
+        assert!(ptx.contains(".visible .entry shift("), "{ptx}");
+        assert!(!ptx.contains(".func"), "both copies are inlined:\n{ptx}");
+        assert!(!ptx.contains("inline asm"), "no marker is left:\n{ptx}");
+        // The narrow copy: 32-bit comparisons and a 32-bit index widened by the address multiply.
+        assert!(ptx.contains("mul.wide.s32"), "{ptx}");
+        assert!(ptx.contains("setp.") && ptx.contains(".u32"), "{ptx}");
+        // The wide copy keeps its 64-bit comparisons.
+        assert!(ptx.contains("setp.ge.u64") || ptx.contains("setp.lt.u64"), "{ptx}");
+        assert!(ir.contains("icmp ult i32"), "{ir}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_kernel_that_gains_nothing_keeps_one_copy() -> crate::ir::tests::TestResult {
+        // The index is only stored: nothing to compute in 32 bits.
+        let store = "  store i64 %i, ptr %__oxide_out_y, align 8\n  br label %exit\n";
+        let Some((ir, ptx)) = through_pipeline("dropped", &marked_kernel(store))? else { return Ok(()) };
+        assert!(ir.contains("br label %oxide.wide.call"), "{ir}");
+        assert!(!ir.contains("1073741823") && !ptx.contains("1073741823"), "the narrow copy is gone:\n{ptx}");
+        assert_eq!(ptx.matches("st.global.b64").count() + ptx.matches("st.global.u64").count(), 1, "{ptx}");
+        Ok(())
     }
 }
