@@ -82,7 +82,9 @@ fn copies(define: &str, name: &str, body: &[Line]) -> Option<Vec<String>> {
         return None;
     }
     let names: Vec<&str> = params.iter().filter_map(|p| p.split_whitespace().last()).collect();
-    let lengths: Vec<&str> = names.iter().copied().filter(|n| is_length(n)).collect();
+    // A shape parameter may carry a pointer (`DisjointAppend`'s counter): not a length.
+    let as_pointer = |n: &str| body.iter().any(|l| l.text.contains("inttoptr") && super::uses_value(&l.text, n));
+    let lengths: Vec<&str> = names.iter().copied().filter(|n| is_length(n) && !as_pointer(n)).collect();
     let quoted = |suffix: &str| format!("@\"{}.{suffix}\"", name.replace('"', ""));
     let (narrow, wide) = (quoted("narrow"), quoted("wide"));
     // The copies: same parameters and attributes, internal and always inlined.
@@ -289,6 +291,23 @@ mod tests {
         let mut l = lines(&byval);
         assert_eq!(split(&mut l), 0);
         assert!(text(&l).contains("  %i = or i64 %w, 0\n"));
+    }
+
+    #[test]
+    fn a_shape_parameter_used_as_a_pointer_is_no_length() {
+        let ir = kernel().replace("i32 %n) unnamed_addr", "i64 %__oxide_shape0_out) unnamed_addr").replace(
+            "  ret void\n}\ndefine internal",
+            "  %p = inttoptr i64 %__oxide_shape0_out to ptr\n  ret void\n}\ndefine internal",
+        );
+        let mut l = lines(&ir);
+        assert_eq!(split(&mut l), 1);
+        let out = text(&l);
+        assert!(out.contains("%oxide.len.0 = icmp ult i64 %__oxide_in_x_len"), "{out}");
+        assert!(
+            !out.contains("icmp ult i64 %__oxide_shape0_out") && !out.contains("%oxide.n.__oxide_shape0_out"),
+            "{out}"
+        );
+        assert!(out.contains("  %p = inttoptr i64 %__oxide_shape0_out to ptr\n"), "{out}");
     }
 
     #[test]
