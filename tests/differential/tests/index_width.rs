@@ -19,36 +19,42 @@ fn gpu() -> Option<Gpu> {
     Some(Gpu::new(0).unwrap_or_else(|e| panic!("a GPU was detected but could not be opened: {e}")))
 }
 
-fn saxpy_on(stream: &Arc<CudaStream>, cfg: LaunchConfig, p: &saxpy::Problem) -> Vec<f32> {
-    let x = stream.clone_htod(&p.x).expect("copying x");
-    let mut y = stream.clone_htod(&p.y).expect("copying y");
-    saxpy::kernels::launch_saxpy_with(stream, cfg, p.a, &x, &mut y).expect("launching saxpy");
-    stream.clone_dtoh(&y).expect("copying y back")
+/// `histogram256` (examples/histogram) keeps both copies: its grid-stride loop compares and
+/// indexes in 32 bits in the narrow one.
+fn histogram_on(stream: &Arc<CudaStream>, cfg: LaunchConfig, words: &[u32], n: usize) -> Vec<u32> {
+    let words = stream.clone_htod(words).expect("copying the words");
+    let hist = stream.alloc_zeros::<u32>(histogram::kernels::BINS).expect("allocating the histogram");
+    histogram::kernels::launch_histogram256_with(stream, cfg, &words, n, &hist).expect("launching histogram256");
+    stream.clone_dtoh(&hist).expect("copying the histogram back")
 }
 
 #[test]
 fn more_than_2_pow_30_threads_take_the_64_bit_copy() {
     let Some(gpu) = gpu() else { return };
-    let p = saxpy::problem(0x1d7, 4099);
-    let want = saxpy::reference(&p);
-    // 2^30 + 256 threads: one block past the narrow copy's limit; all but the first few idle.
-    let blocks = (1u32 << 30) / saxpy::BLOCK + 1;
-    let wide = saxpy_on(&gpu.stream, LaunchConfig::new(blocks, saxpy::BLOCK), &p);
-    saxpy::compare(&wide, &want).unwrap_or_else(|e| panic!("2^30 + 256 threads: {e}"));
-    let narrow = saxpy_on(&gpu.stream, saxpy::config(p.x.len()), &p);
-    saxpy::compare(&narrow, &want).unwrap_or_else(|e| panic!("the usual launch: {e}"));
+    let p = histogram::problem(0x1d7, 1_000_003);
+    let (words, want) = (histogram::pack(&p.bytes), histogram::reference(&p));
+    // 2^30 + 256 threads: one block past the narrow copy's limit; most of them idle.
+    let blocks = (1u32 << 30) / histogram::BLOCK + 1;
+    let wide = histogram_on(&gpu.stream, LaunchConfig::new(blocks, histogram::BLOCK), &words, p.bytes.len());
+    histogram::compare(&wide, &want).unwrap_or_else(|e| panic!("2^30 + 256 threads: {e}"));
+    let narrow =
+        histogram_on(&gpu.stream, histogram::config_for(p.bytes.len(), histogram::BLOCK), &words, p.bytes.len());
+    histogram::compare(&narrow, &want).unwrap_or_else(|e| panic!("the usual launch: {e}"));
 }
 
 #[test]
 fn a_slice_of_2_pow_31_elements_takes_the_64_bit_copy() {
     let Some(gpu) = gpu() else { return };
-    // 2^31 + 4099 floats (8 GiB per buffer): elements past 2^31 are written too.
-    let n = (1usize << 31) + 4099;
-    let p = saxpy::Problem {
-        a: 1.5,
-        x: (0..n).map(|i| (i % 1021) as f32 * 0.25).collect(),
-        y: (0..n).map(|i| (i % 7) as f32).collect(),
-    };
-    let got = saxpy_on(&gpu.stream, saxpy::config(n), &p);
-    saxpy::compare(&got, &saxpy::reference(&p)).unwrap_or_else(|e| panic!("2^31 + 4099 elements: {e}"));
+    // 2^31 + 5 words (8 GiB): words past index 2^31 are counted too.
+    let len = (1usize << 31) + 5;
+    let words: Vec<u32> = (0..len).map(|i| (i as u32).wrapping_mul(0x9e37_79b9) ^ (i >> 31) as u32).collect();
+    let mut want = vec![0u32; histogram::kernels::BINS];
+    for w in &words {
+        for byte in w.to_le_bytes() {
+            want[byte as usize] += 1;
+        }
+    }
+    let n = 4 * len;
+    let got = histogram_on(&gpu.stream, histogram::config_for(n, histogram::BLOCK), &words, n);
+    histogram::compare(&got, &want).unwrap_or_else(|e| panic!("2^31 + 5 words: {e}"));
 }
