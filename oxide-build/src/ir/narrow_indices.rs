@@ -127,7 +127,7 @@ fn block_spans(body: &[Line]) -> Vec<(String, usize, usize)> {
     out
 }
 
-fn block_of<'a>(spans: &'a [(String, usize, usize)], line: usize) -> Option<&'a String> {
+fn block_of(spans: &[(String, usize, usize)], line: usize) -> Option<&String> {
     spans.iter().find(|(_, s, e)| (*s..*e).contains(&line)).map(|(l, _, _)| l)
 }
 
@@ -180,9 +180,9 @@ fn drop_unreachable(body: &mut Vec<Line>) {
         !dead_lines.contains(&(i - 1))
     });
     for line in body.iter_mut() {
-        if let Some((head, incoming)) = line.text.split_once(" = phi ").and_then(|(d, r)| {
+        if let Some((head, incoming)) = line.text.split_once(" = phi ").map(|(d, r)| {
             let (ty, rest) = super::split_type(r);
-            Some((format!("{d} = phi {ty} "), rest.to_string()))
+            (format!("{d} = phi {ty} "), rest.to_string())
         }) {
             let kept: Vec<&str> = super::split_top(&incoming)
                 .into_iter()
