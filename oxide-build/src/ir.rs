@@ -31,6 +31,7 @@ mod narrow_indices;
 mod noalias_inputs;
 mod panic_paths;
 mod private_array_loops;
+mod runtime_bounds;
 mod saturating_casts;
 mod shared_memory;
 mod speculated_blocks;

@@ -28,12 +28,13 @@
 use super::guarded_loads::each_kernel;
 use super::index_ranges::{self, Inst, Kind, Range};
 use super::narrow_copies::NARROW_MARKER;
+use super::runtime_bounds;
 use super::Line;
 use std::collections::{HashMap, HashSet};
 
 /// Narrows every split kernel; returns how many kernels changed.
 pub(super) fn narrow(lines: &mut Vec<Line>) -> usize {
-    each_kernel(lines, |body, _, _| rewrite_kernel(body))
+    each_kernel(lines, |body, define, _| rewrite_kernel(body, define))
 }
 
 /// What [`narrow`] did to one kernel, for the report and the tests.
@@ -44,37 +45,102 @@ pub(super) enum Outcome {
     Dropped,
 }
 
-fn rewrite_kernel(body: Vec<Line>) -> (Vec<Line>, usize) {
-    let (body, outcome) = narrow_kernel(body);
+fn rewrite_kernel(body: Vec<Line>, define: &str) -> (Vec<Line>, usize) {
+    let (body, outcome) = narrow_kernel(body, &int_params(define));
     let changed = usize::from(outcome != Outcome::NotSplit);
     (body, changed)
 }
 
 /// The split kernel's branch: the condition's opaque `asm` becomes the identity, then the
 /// narrow copy is narrowed or dropped.
-pub(super) fn narrow_kernel(mut body: Vec<Line>) -> (Vec<Line>, Outcome) {
+pub(super) fn narrow_kernel(mut body: Vec<Line>, params: &HashMap<String, String>) -> (Vec<Line>, Outcome) {
     let Some(at) = body.iter().position(|l| l.text.contains(NARROW_MARKER)) else { return (body, Outcome::NotSplit) };
     let Some((out, input)) = asm_parts(&body[at].text) else { return (body, Outcome::NotSplit) };
     body[at].text = format!("  {out} = add i32 {input}, 0");
-    let Some((br, narrow, wide)) = branch(&body, &out) else { return (body, Outcome::Kept { narrowed: 0 }) };
+    let Some((br, narrow, wide, ne)) = branch(&body, &out) else { return (body, Outcome::Kept { narrowed: 0 }) };
     let spans = block_spans(&body);
     let succ = successors(&body, &spans);
     let (from_n, from_w) = (reach(&succ, &narrow), reach(&succ, &wide));
-    let plan = plan(&body);
-    let useful_in = |only: &HashSet<String>, other: &HashSet<String>| {
-        plan.useful
-            .iter()
-            .filter(|&&i| block_of(&spans, i).is_some_and(|b| only.contains(b) && !other.contains(b)))
-            .count()
+    let only = |i: usize, a: &HashSet<String>, b: &HashSet<String>| {
+        block_of(&spans, i).is_some_and(|blk| a.contains(blk) && !b.contains(blk))
     };
-    let (n, w) = (useful_in(&from_n, &from_w), useful_in(&from_w, &from_n));
+    let narrow_only: Vec<bool> = (0..body.len()).map(|i| only(i, &from_n, &from_w)).collect();
+    let bounds = runtime_bounds(&body, params, &narrow_only);
+    let mut plan = plan(&body, &bounds.ranges, &narrow_only);
+    let n = plan.useful.iter().filter(|&&i| narrow_only[i]).count();
+    let w = plan.useful.iter().filter(|&&i| only(i, &from_w, &from_n)).count();
     if n > w {
+        if let (true, Some(over)) = (plan.used_bounds, &bounds.over) {
+            // The narrow copy only where every checked maximum is below 2^31.
+            let flag = body[br].text.trim_start()["br i1 ".len()..].split(',').next().unwrap_or_default().to_string();
+            let mut entry = bounds.entry.clone();
+            // Named after the copy its true edge takes.
+            let cond = if ne { "%oxb.narrow" } else { "%oxb.wide" };
+            if ne {
+                entry.push(format!("  %oxb.fits = xor i1 {over}, true"));
+                entry.push(format!("  {cond} = and i1 {flag}, %oxb.fits"));
+            } else {
+                entry.push(format!("  {cond} = or i1 {flag}, {over}"));
+            }
+            plan.inserts.push((br, entry));
+            let (t, f) = if ne { (&narrow, &wide) } else { (&wide, &narrow) };
+            plan.replace.push((br, format!("  br i1 {cond}, label {t}, label {f}")));
+        }
         apply(&mut body, plan);
         return (body, Outcome::Kept { narrowed: n });
     }
     body[br].text = format!("  br label {wide}");
     drop_unreachable(&mut body);
     (body, Outcome::Dropped)
+}
+
+/// The kernel's integer parameters and their types.
+fn int_params(define: &str) -> HashMap<String, String> {
+    let (Some(open), Some(close)) = (define.find('('), super::find_params_close(define)) else { return HashMap::new() };
+    super::split_top(&define[open + 1..close])
+        .into_iter()
+        .filter_map(|p| {
+            let ty = p.split_whitespace().next()?;
+            let name = p.split_whitespace().last()?;
+            (matches!(ty, "i64" | "i32") && name.starts_with('%')).then(|| (name.to_string(), ty.to_string()))
+        })
+        .collect()
+}
+
+/// Runtime-checked ranges (`runtime_bounds.rs`) for the values the narrow copy compares or
+/// indexes with whose constant range is too wide.
+fn runtime_bounds(body: &[Line], params: &HashMap<String, String>, narrow_only: &[bool]) -> runtime_bounds::Bounds {
+    let consts = index_ranges::analyse(body.iter().map(|l| l.text.as_str()));
+    let mut defs = HashMap::new();
+    let mut texts: HashMap<String, String> = params.clone();
+    for line in body {
+        if let Some(inst) = index_ranges::parse(&line.text) {
+            texts.insert(inst.def.clone(), line.text.clone());
+            defs.insert(inst.def.clone(), inst);
+        }
+    }
+    let mut roots = Vec::new();
+    for (i, line) in body.iter().enumerate().filter(|(i, _)| narrow_only[*i]) {
+        let used: Vec<String> = if let Some(inst) = index_ranges::parse(&line.text) {
+            match inst.kind {
+                Kind::Icmp(_) if inst.bits == 64 => inst.args,
+                _ => continue,
+            }
+        } else if line.text.contains(" = getelementptr ") {
+            line.text.rsplit(", i64 ").next().map(|v| vec![v.trim().to_string()]).unwrap_or_default()
+        } else {
+            continue;
+        };
+        let _ = i;
+        for v in used {
+            let wide = defs.get(&v).is_some_and(|d| d.bits == 64) && !in_n(index_ranges::operand(&consts, &v));
+            if wide && !roots.contains(&v) {
+                roots.push(v);
+            }
+        }
+    }
+    let params: HashSet<String> = params.keys().cloned().collect();
+    runtime_bounds::Builder::new(&defs, &texts, &params).bounds(&roots)
 }
 
 /// (`%out`, `%in`) of `%out = call i32 asm "// oxide.narrow...", "=r,r"(i32 %in)`.
@@ -85,8 +151,9 @@ fn asm_parts(line: &str) -> Option<(String, String)> {
     Some((def.to_string(), input.to_string()))
 }
 
-/// The line index of `br i1 (icmp ne/eq i32 cond, 0), ...` and its (narrow, wide) targets.
-fn branch(body: &[Line], cond: &str) -> Option<(usize, String, String)> {
+/// The line index of `br i1 (icmp ne/eq i32 cond, 0), ...`, its (narrow, wide) targets, and
+/// whether the flag is `ne` (true for the narrow copy).
+fn branch(body: &[Line], cond: &str) -> Option<(usize, String, String, bool)> {
     let (flag, ne) = body.iter().find_map(|l| {
         let (def, rhs) = l.text.trim_start().split_once(" = ")?;
         let ne = if rhs.starts_with(&format!("icmp ne i32 {cond}, 0")) {
@@ -103,7 +170,7 @@ fn branch(body: &[Line], cond: &str) -> Option<(usize, String, String)> {
         let rest = l.text.trim_start().strip_prefix(&head)?;
         let (t, f) = rest.split_once(", label ")?;
         let (t, f) = (t.trim().to_string(), f.split_whitespace().next()?.trim_end_matches(',').to_string());
-        Some(if ne { (i, t, f) } else { (i, f, t) })
+        Some(if ne { (i, t, f, true) } else { (i, f, t, false) })
     })
 }
 
@@ -202,6 +269,8 @@ pub(super) struct Plan {
     replace: Vec<(usize, String)>,
     /// Line indices of the 32-bit operations that replace 64-bit ones (masks not counted).
     useful: Vec<usize>,
+    /// Some rewrite relies on a runtime-checked range.
+    used_bounds: bool,
 }
 
 const N: Range = (-(1 << 31), (1 << 31) - 1);
@@ -212,6 +281,10 @@ fn in_n(r: Option<Range>) -> bool {
 
 struct Planner<'a> {
     ranges: HashMap<String, Range>,
+    /// Runtime-checked ranges, which hold in the narrow copy only.
+    bounded: &'a HashMap<String, Range>,
+    /// The line being planned is in the narrow copy.
+    in_narrow: bool,
     defs: HashMap<String, Inst>,
     twins: HashMap<String, String>,
     next: usize,
@@ -224,8 +297,14 @@ impl Planner<'_> {
         format!("%oxn.{}", self.next)
     }
 
-    fn range(&self, arg: &str) -> Option<Range> {
-        index_ranges::operand(&self.ranges, arg)
+    fn range(&mut self, arg: &str) -> Option<Range> {
+        let constant = index_ranges::operand(&self.ranges, arg);
+        if in_n(constant) || !self.in_narrow {
+            return constant;
+        }
+        let bounded = self.bounded.get(arg).copied();
+        self.plan.used_bounds |= bounded.is_some();
+        bounded.or(constant)
     }
 
     /// The i32 form of an operand in N, inserting a `trunc` before line `at` where needed.
@@ -272,7 +351,7 @@ impl Planner<'_> {
 
     fn line(&mut self, at: usize, inst: Inst) {
         let mut out = Vec::new();
-        let all_in_n = |p: &Planner<'_>| inst.args.iter().all(|a| in_n(p.range(a)));
+        let all_in_n = |p: &mut Planner<'_>| inst.args.iter().all(|a| in_n(p.range(a)));
         match &inst.kind {
             Kind::Cast(op, 32) if inst.bits == 64 => {
                 let arg = &inst.args[0];
@@ -347,14 +426,16 @@ fn mask(op: &str, args: &[String]) -> Option<i64> {
     (op == "and" && (0..1 << 31).contains(&c)).then_some(c)
 }
 
-/// Plans the rewrite of `body` (see the module docs).
-pub(super) fn plan(body: &[Line]) -> Plan {
+/// Plans the rewrite of `body` (see the module docs); `bounded` holds in the lines marked
+/// `narrow`.
+pub(super) fn plan(body: &[Line], bounded: &HashMap<String, Range>, narrow: &[bool]) -> Plan {
     let ranges = index_ranges::analyse(body.iter().map(|l| l.text.as_str()));
     let defs: HashMap<String, Inst> =
         body.iter().filter_map(|l| index_ranges::parse(&l.text)).map(|i| (i.def.clone(), i)).collect();
-    let mut plan = Plan { inserts: Vec::new(), replace: Vec::new(), useful: Vec::new() };
-    let mut p = Planner { ranges, defs, twins: HashMap::new(), next: 0, plan: &mut plan };
+    let mut plan = Plan { inserts: Vec::new(), replace: Vec::new(), useful: Vec::new(), used_bounds: false };
+    let mut p = Planner { ranges, bounded, in_narrow: false, defs, twins: HashMap::new(), next: 0, plan: &mut plan };
     for (at, line) in body.iter().enumerate() {
+        p.in_narrow = narrow.get(at).copied().unwrap_or(false);
         if let Some(inst) = index_ranges::parse(&line.text) {
             p.line(at, inst);
         }
@@ -376,6 +457,10 @@ mod tests {
 
     fn lines(ir: &str) -> Vec<Line> {
         ir.lines().enumerate().map(|(i, t)| Line { no: i + 1, text: t.to_string() }).collect()
+    }
+
+    fn narrow_kernel_of(body: Vec<Line>) -> (Vec<Line>, Outcome) {
+        narrow_kernel(body, &HashMap::new())
     }
 
     fn text(lines: &[Line]) -> String {
@@ -416,7 +501,7 @@ mod tests {
 
     #[test]
     fn the_narrow_copy_computes_its_indices_in_32_bits() {
-        let (body, outcome) = narrow_kernel(lines(&split_kernel("and i64 %p.n, 1073741823")));
+        let (body, outcome) = narrow_kernel_of(lines(&split_kernel("and i64 %p.n, 1073741823")));
         let out = text(&body);
         // The subtraction and the comparison (the product under the mask only feeds them).
         assert_eq!(outcome, Outcome::Kept { narrowed: 2 }, "{out}");
@@ -437,7 +522,7 @@ mod tests {
     #[test]
     fn a_narrow_copy_that_gains_nothing_is_dropped() {
         // Without the mask the narrow copy is the wide one: nothing to narrow.
-        let (body, outcome) = narrow_kernel(lines(&split_kernel("or i64 %p.n, 0")));
+        let (body, outcome) = narrow_kernel_of(lines(&split_kernel("or i64 %p.n, 0")));
         let out = text(&body);
         assert_eq!(outcome, Outcome::Dropped);
         assert!(out.contains("  br label %w\n"), "{out}");
@@ -449,7 +534,7 @@ mod tests {
     #[test]
     fn kernels_without_the_branch_are_left_alone() {
         let ir = "start:\n  %a = and i64 %x, 255\n  %b = add i64 %a, 1\n  ret void\n";
-        let (body, outcome) = narrow_kernel(lines(ir));
+        let (body, outcome) = narrow_kernel_of(lines(ir));
         assert_eq!(outcome, Outcome::NotSplit);
         assert_eq!(text(&body), ir);
     }
@@ -465,7 +550,7 @@ mod tests {
                   \x20 %c = icmp slt i64 %k, %s\n\
                   \x20 %m = call i64 @llvm.umin.i64(i64 %k, i64 1000)\n";
         let mut body = lines(ir);
-        let p = plan(&body);
+        let p = plan(&body, &HashMap::new(), &[]);
         apply(&mut body, p);
         let out = text(&body);
         // tid * 1024 fits; tid << 40 and what adds it (or an unknown) do not.
@@ -553,6 +638,39 @@ mod tests {
         assert!(ir.contains("br label %oxide.wide.call"), "{ir}");
         assert!(!ir.contains("1073741823") && !ptx.contains("1073741823"), "the narrow copy is gone:\n{ptx}");
         assert_eq!(ptx.matches("st.global.b64").count() + ptx.matches("st.global.u64").count(), 1, "{ptx}");
+        Ok(())
+    }
+
+    /// `out[y * cols + x] = x[y * cols + x]`, a 2-D launch over `cols` columns (a shape
+    /// parameter) and the rows `len / cols` checks.
+    const ROWS: &str = "target triple = \"nvptx64-nvidia-cuda\"\n\
+        define ptx_kernel void @rows(ptr noalias readonly %__oxide_in_x, i64 %__oxide_in_x_len, ptr noalias %__oxide_out_o, i64 %__oxide_out_o_len, i64 %__oxide_shape0_o) unnamed_addr #0 {\n\
+        start:\n\
+        \x20 %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %cx = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n\
+        \x20 %nx = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n  %ty = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()\n\
+        \x20 %cy = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.y()\n  %ny = call i32 @llvm.nvvm.read.ptx.sreg.ntid.y()\n\
+        \x20 %px = mul nuw nsw i32 %cx, %nx\n  %gx = add nuw nsw i32 %px, %tx\n  %wx = zext i32 %gx to i64\n\
+        \x20 %py = mul nuw nsw i32 %cy, %ny\n  %gy = add nuw nsw i32 %py, %ty\n  %wy = zext i32 %gy to i64\n\
+        \x20 %x = call i64 asm \"// oxide.index\\0A\\09mov.b64 ${0}, ${1};\", \"=&l,l\"(i64 %wx) #1\n\
+        \x20 %y = call i64 asm \"// oxide.index\\0A\\09mov.b64 ${0}, ${1};\", \"=&l,l\"(i64 %wy) #1\n\
+        \x20 %in = icmp ult i64 %x, %__oxide_shape0_o\n  br i1 %in, label %row, label %exit\n\
+        row:\n  %r = mul i64 %y, %__oxide_shape0_o\n  %i = add i64 %r, %x\n\
+        \x20 %ok = icmp ult i64 %i, %__oxide_in_x_len\n  br i1 %ok, label %load, label %exit\n\
+        load:\n  %a = getelementptr inbounds float, ptr %__oxide_in_x, i64 %i\n  %v = load float, ptr %a, align 4\n\
+        \x20 %b = getelementptr inbounds float, ptr %__oxide_out_o, i64 %i\n  store float %v, ptr %b, align 4\n  br label %exit\n\
+        exit:\n  ret void\n}\n\
+        attributes #0 = { nounwind }\nattributes #1 = { nounwind memory(none) }\n";
+
+    #[test]
+    fn a_2d_index_is_narrowed_under_a_runtime_bound() -> crate::ir::tests::TestResult {
+        let Some((ir, ptx)) = through_pipeline("rows", ROWS)? else { return Ok(()) };
+        // The entry checks the row index's largest value: (nctaid.y * ntid.y - 1) * cols + ...
+        assert!(ir.contains("%oxb.narrow = and i1"), "{ir}");
+        assert!(ir.contains("@llvm.nvvm.read.ptx.sreg.nctaid.y()"), "{ir}");
+        // ... and the narrow copy compares the index in 32 bits.
+        assert!(ir.contains("= icmp ult i32"), "{ir}");
+        assert!(ptx.contains("mul.wide.s32") || ptx.contains("mul.wide.u32"), "{ptx}");
+        assert!(ptx.contains("setp.ge.u64") || ptx.contains("setp.lt.u64"), "the wide copy stays:\n{ptx}");
         Ok(())
     }
 }
