@@ -41,6 +41,8 @@ pub(super) enum Kind {
     MinMax(String),
     /// A call with a known result range (special registers, `range(...)`).
     Known(Range),
+    /// The overflow bit of `@llvm.u{add,mul}.with.overflow` (`Bin` is its value).
+    Overflow(String),
 }
 
 /// Parses `line` if it is one of the integer instructions above.
@@ -186,11 +188,61 @@ pub(super) fn operand(ranges: &HashMap<String, Range>, arg: &str) -> Option<Rang
     ranges.get(arg).copied()
 }
 
+/// Every line's instruction ([`parse`]), where the two `extractvalue`s of an unsigned
+/// `add`/`mul` `with.overflow` call (what `checked_add`/`checked_mul` become) read as the
+/// operation (`Bin`) and its overflow bit (`Overflow`).
+pub(super) fn parse_body<'a>(body: impl Iterator<Item = &'a str>) -> Vec<Option<Inst>> {
+    let mut calls: HashMap<String, (String, Vec<String>)> = HashMap::new();
+    let mut insts: Vec<Option<Inst>> = body
+        .map(|line| {
+            if let Some(inst) = parse(line) {
+                return Some(inst);
+            }
+            let (def, rhs) = line.trim_start().split_once(" = ")?;
+            if let Some(at) = rhs.find("@llvm.u").filter(|_| rhs.contains("call { i64, i1 } ")) {
+                let name = &rhs[at + "@llvm.u".len()..];
+                let op = ["add", "mul"].into_iter().find(|op| name.starts_with(&format!("{op}.with.overflow.i64(")))?;
+                let open = rhs[at..].find('(')? + at;
+                let args: Vec<String> = split_top(&rhs[open + 1..skip_group(rhs.as_bytes(), open) - 1])
+                    .into_iter()
+                    .map(|a| split_type(a).1.to_string())
+                    .collect();
+                calls.insert(def.to_string(), (op.to_string(), args));
+                return None;
+            }
+            let rest = rhs.strip_prefix("extractvalue { i64, i1 } ")?;
+            let (agg, index) = rest.split(", !").next()?.split_once(", ")?;
+            let (op, args) = calls.get(agg.trim())?.clone();
+            let (kind, args) = match index.trim() {
+                "0" => (Kind::Bin(op), args),
+                // The call's name, for the value's (below).
+                "1" => (Kind::Overflow(op), [args, vec![agg.trim().to_string()]].concat()),
+                _ => return None,
+            };
+            Some(Inst { def: def.to_string(), kind, bits: 64, args })
+        })
+        .collect();
+    // Each overflow bit's third operand: the value of its call, whose range bounds the result.
+    let values: HashMap<(String, String), String> = insts
+        .iter()
+        .flatten()
+        .filter(|i| matches!(i.kind, Kind::Bin(_)) && i.args.len() == 2)
+        .map(|i| ((i.args[0].clone(), i.args[1].clone()), i.def.clone()))
+        .collect();
+    for inst in insts.iter_mut().flatten() {
+        if matches!(inst.kind, Kind::Overflow(_)) {
+            let value = values.get(&(inst.args[0].clone(), inst.args[1].clone())).cloned();
+            inst.args.truncate(2);
+            inst.args.extend(value);
+        }
+    }
+    insts
+}
+
 /// Ranges of every integer value of `body` (lines of one function) the rules can bound.
 pub(super) fn analyse<'a>(body: impl Iterator<Item = &'a str>) -> HashMap<String, Range> {
     let mut ranges = HashMap::new();
-    for line in body {
-        let Some(inst) = parse(line) else { continue };
+    for inst in parse_body(body).into_iter().flatten() {
         if let Some(r) = range_of(&inst, &ranges) {
             ranges.insert(inst.def, r);
         }
@@ -233,14 +285,14 @@ pub(super) fn range_of(inst: &Inst, ranges: &HashMap<String, Range>) -> Option<R
                 _ => None,
             }
         }
-        Kind::Icmp(_) => None,
+        Kind::Icmp(_) | Kind::Overflow(_) => None,
     }?;
     let fits = within(r, signed(inst.bits)) && within(r, (-LIMIT, LIMIT));
     fits.then_some(r)
 }
 
 /// Interval arithmetic for the binary operations (None = unknown).
-fn bin(op: &str, a: Option<Range>, b: Option<Range>) -> Option<Range> {
+pub(super) fn bin(op: &str, a: Option<Range>, b: Option<Range>) -> Option<Range> {
     // `and` with one non-negative operand is at most that operand's maximum, whatever the other.
     if op == "and" {
         let bounds = [a, b].into_iter().flatten().filter(|r| r.0 >= 0).map(|r| r.1).min()?;
@@ -334,6 +386,26 @@ mod tests {
             assert!(!r.contains_key(gone), "{gone}: {:?}", r.get(gone));
         }
         assert_eq!(r["%b"], (0, 3 * ((1i128 << 32) - 1)));
+    }
+
+    #[test]
+    fn checked_arithmetic_reads_as_its_operation() {
+        let body = "  %r = tail call { i64, i1 } @llvm.umul.with.overflow.i64(i64 %a, i64 %b)\n\
+                    \x20 %v = extractvalue { i64, i1 } %r, 0\n  %o = extractvalue { i64, i1 } %r, 1\n\
+                    \x20 %s = call { i64, i1 } @llvm.usub.with.overflow.i64(i64 %a, i64 %b)\n\
+                    \x20 %w = extractvalue { i64, i1 } %s, 0\n";
+        let insts: Vec<Option<Inst>> = parse_body(body.lines());
+        let args = vec!["%a".to_string(), "%b".to_string()];
+        assert_eq!(
+            insts[1],
+            Some(Inst { def: "%v".into(), kind: Kind::Bin("mul".into()), bits: 64, args: args.clone() })
+        );
+        let with_value = [args, vec!["%v".to_string()]].concat();
+        assert_eq!(
+            insts[2],
+            Some(Inst { def: "%o".into(), kind: Kind::Overflow("mul".into()), bits: 64, args: with_value })
+        );
+        assert_eq!(insts[4], None, "usub's overflow is no constant: not read");
     }
 
     #[test]

@@ -113,8 +113,8 @@ fn runtime_bounds(body: &[Line], params: &HashMap<String, String>, narrow_only: 
     let consts = index_ranges::analyse(body.iter().map(|l| l.text.as_str()));
     let mut defs = HashMap::new();
     let mut texts: HashMap<String, String> = params.clone();
-    for line in body {
-        if let Some(inst) = index_ranges::parse(&line.text) {
+    for (line, inst) in body.iter().zip(index_ranges::parse_body(body.iter().map(|l| l.text.as_str()))) {
+        if let Some(inst) = inst {
             texts.insert(inst.def.clone(), line.text.clone());
             defs.insert(inst.def.clone(), inst);
         }
@@ -360,6 +360,17 @@ impl Planner<'_> {
                     self.twins.insert(inst.def.clone(), arg.clone());
                 }
             }
+            // Unsigned operands whose result fits 31 bits cannot overflow 64.
+            Kind::Overflow(op) if inst.args[..2].iter().all(|a| in_n(self.range(a))) => {
+                let (a, b) = (self.range(&inst.args[0]), self.range(&inst.args[1]));
+                let nonneg = a.is_some_and(|r| r.0 >= 0) && b.is_some_and(|r| r.0 >= 0);
+                // The result's range: from the operands', or the call's value's (a runtime bound).
+                let value = inst.args.get(2).and_then(|v| self.range(v));
+                if nonneg && (in_n(index_ranges::bin(op, a, b)) || in_n(value)) {
+                    self.plan.replace.push((at, format!("  {} = icmp ne i32 0, 0", inst.def)));
+                    self.plan.useful.push(at);
+                }
+            }
             Kind::Icmp(pred) if inst.bits == 64 && all_in_n(self) => {
                 let a = self.twin(&inst.args[0], at, &mut out);
                 let b = self.twin(&inst.args[1], at, &mut out);
@@ -430,13 +441,13 @@ fn mask(op: &str, args: &[String]) -> Option<i64> {
 /// `narrow`.
 pub(super) fn plan(body: &[Line], bounded: &HashMap<String, Range>, narrow: &[bool]) -> Plan {
     let ranges = index_ranges::analyse(body.iter().map(|l| l.text.as_str()));
-    let defs: HashMap<String, Inst> =
-        body.iter().filter_map(|l| index_ranges::parse(&l.text)).map(|i| (i.def.clone(), i)).collect();
+    let insts = index_ranges::parse_body(body.iter().map(|l| l.text.as_str()));
+    let defs: HashMap<String, Inst> = insts.iter().flatten().map(|i| (i.def.clone(), i.clone())).collect();
     let mut plan = Plan { inserts: Vec::new(), replace: Vec::new(), useful: Vec::new(), used_bounds: false };
     let mut p = Planner { ranges, bounded, in_narrow: false, defs, twins: HashMap::new(), next: 0, plan: &mut plan };
-    for (at, line) in body.iter().enumerate() {
+    for (at, inst) in insts.into_iter().enumerate() {
         p.in_narrow = narrow.get(at).copied().unwrap_or(false);
-        if let Some(inst) = index_ranges::parse(&line.text) {
+        if let Some(inst) = inst {
             p.line(at, inst);
         }
     }

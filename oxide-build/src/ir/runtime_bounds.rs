@@ -155,10 +155,13 @@ impl<'a> Builder<'a> {
                 let b_const = inst.args[1].parse::<i128>().ok();
                 match op.as_str() {
                     "and" => {
-                        let c = b_const.filter(|c| (0..=TOP).contains(c))?;
+                        // `x & c` with c >= 0 is at most min(x, c) for x >= 0 (`cols as u32`
+                        // masks with 2^32 - 1), and at most c whatever x.
+                        let c = b_const.filter(|c| *c >= 0)?;
                         match self.node(&inst.args[0]).filter(|a| a.lo >= 0) {
                             Some(a) => {
-                                self.emit(format!("call i64 @llvm.smin.i64(i64 {}, i64 {c})", a.max), 0, c, kids)
+                                let hi = a.hi.min(c);
+                                self.emit(format!("call i64 @llvm.smin.i64(i64 {}, i64 {c})", a.max), 0, hi, kids)
                             }
                             None => Self::constant(0, c),
                         }
@@ -223,7 +226,7 @@ impl<'a> Builder<'a> {
                 };
                 self.emit(format!("call i64 @llvm.{g}.i64(i64 {}, i64 {})", a.max, b.max), lo, hi, kids)
             }
-            Kind::Icmp(_) => None,
+            Kind::Icmp(_) | Kind::Overflow(_) => None,
         }
     }
 
