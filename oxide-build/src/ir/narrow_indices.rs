@@ -2,7 +2,11 @@
 //! the kernels `narrow_copies.rs` split; a narrow copy that gained nothing is dropped.
 //!
 //! The ranges come from `index_ranges.rs` (the narrow copy's masks bound thread positions and
-//! lengths; special registers bound themselves). Let N = [-2^31, 2^31). The rewrite:
+//! lengths; special registers bound themselves) and, for the values the narrow copy compares or
+//! indexes with whose constant range is too wide (a row index `y * cols + x`), from
+//! `runtime_bounds.rs`: the entry computes their largest value over the launch and takes the
+//! narrow copy only when it is below 2^31, so those ranges hold in the narrow copy's lines only.
+//! Let N = [-2^31, 2^31). The rewrite:
 //! - An i64 `add/sub/mul/shl/lshr/ashr/udiv/urem/and/or/xor`, `select` or
 //!   `umin/umax/smin/smax/usub.sat` whose result and operands all lie in N gets an i32 *twin*
 //!   computed from its operands' twins, and the original becomes `sext i32 twin to i64`.
@@ -17,6 +21,8 @@
 //! - `and i64 x, C` with 0 <= C < 2^31 and x unbounded: the result depends only on x's low 32
 //!   bits, and `add/sub/mul/shl` commute with taking them (arithmetic modulo 2^32), so x's
 //!   chain of those is recomputed in i32 from its leaves' low halves.
+//! - The overflow bit of `checked_add`/`checked_mul` (`@llvm.u{add,mul}.with.overflow`) of
+//!   non-negative operands whose result lies in N is `false`: the result is its true value.
 //! - A twin's operand: a constant as itself; `sext`/`zext nneg` (or a `zext` of a
 //!   non-negative value) of an i32 as that i32; another value in N through `trunc`.
 //!

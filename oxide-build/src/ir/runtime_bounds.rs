@@ -29,7 +29,7 @@ pub(super) struct Bounds {
 /// Largest value the narrow copy admits (exclusive of 2^31).
 const TOP: i128 = (1 << 31) - 1;
 /// Constant upper bounds saturate here (no product of two overflows `i128`).
-const HUGE: i128 = 1 << 64;
+const HUGE: i128 = 1 << 62;
 /// The entry checks at most this many nodes (each costs three uniform instructions).
 const MAX_NODES: usize = 48;
 
@@ -73,7 +73,7 @@ impl<'a> Builder<'a> {
     /// Emits `max = <op>` and, unless `hi` already bounds it below 2^31, its flag and its
     /// clamp; returns the node.
     fn emit(&mut self, op: String, lo: i128, hi: i128, children: Vec<String>) -> Option<Node> {
-        if lo < -(1 << 31) || lo > TOP {
+        if !(-(1 << 31)..=TOP).contains(&lo) {
             return None;
         }
         let hi = hi.min(HUGE);
@@ -184,7 +184,7 @@ impl<'a> Builder<'a> {
                                 if y.lo < 0 {
                                     return None;
                                 }
-                                let hi = x.hi.max(0).min(HUGE) * y.hi.min(HUGE);
+                                let hi = x.hi.clamp(0, HUGE) * y.hi.min(HUGE);
                                 if x.lo >= 0 {
                                     (x.lo * y.lo, hi)
                                 } else {
