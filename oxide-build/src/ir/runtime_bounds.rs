@@ -314,6 +314,16 @@ mod tests {
     }
 
     #[test]
+    fn a_product_of_two_parameters_is_checked() {
+        // Each parameter may be anything up to 2^64: the product's constant bound saturates
+        // instead of wrapping, so its maximum is checked at run time.
+        let b = bounds_of("  %p = mul i64 %a, %b\n", &[("%a", "i64"), ("%b", "i64")], &["%p"]);
+        assert_eq!(b.ranges["%p"], (0, TOP));
+        let entry = b.entry.join("\n");
+        assert_eq!(entry.matches("icmp sgt i64").count(), 3, "a, b and a * b:\n{entry}");
+    }
+
+    #[test]
     fn roots_without_a_bound_cost_nothing() {
         let b = bounds_of("  %l = load i64, ptr %q\n  %j = add i64 %l, 1\n", &[], &["%j"]);
         assert!(b.ranges.is_empty() && b.over.is_none() && b.entry.is_empty());
