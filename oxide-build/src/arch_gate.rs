@@ -6,32 +6,51 @@
 use crate::error::{Error, ErrorKind};
 
 /// A device-API operation by the PTX instruction it emits (a prefix), with the oldest
-/// architecture oxide supports it on.
+/// architecture oxide supports it on — or, for arch-specific operations (`exact`), the one
+/// architecture (`sm_90a`) whose PTX target has it: every architecture of the build must be it.
 struct Operation {
     ptx: &'static str,
     api: &'static str,
     sm: u32,
+    exact: bool,
 }
+
+/// The target arch-specific operations need.
+const SM_90A: &str = "sm_90a";
 
 const OPERATIONS: &[Operation] = &[
     Operation {
         ptx: "mma.sync.aligned.m16n8k16.row.col.f32.bf16",
         api: "tensor::mma_sync on Bf16 fragments (M16N8K16)",
         sm: 80,
+        exact: false,
     },
     Operation {
         ptx: "mma.sync.aligned.m16n8k16.row.col.f32.f16",
         api: "tensor::mma_sync on F16 fragments (M16N8K16)",
         sm: 80,
+        exact: false,
     },
     Operation {
         ptx: "mma.sync.aligned.m16n8k8.row.col.f32.tf32",
         api: "tensor::mma_sync on Tf32 fragments (M16N8K8)",
         sm: 80,
+        exact: false,
     },
-    Operation { ptx: "mma.sync.aligned.m16n8k32", api: "tensor::mma_sync on i8 fragments (M16N8K32)", sm: 80 },
-    Operation { ptx: "ldmatrix.", api: "tensor::ldmatrix_* (or FragA::load / FragB::load*)", sm: 80 },
-    Operation { ptx: "cp.async.", api: "tensor::cp_async / cp_async_commit / cp_async_wait", sm: 80 },
+    Operation {
+        ptx: "mma.sync.aligned.m16n8k32",
+        api: "tensor::mma_sync on i8 fragments (M16N8K32)",
+        sm: 80,
+        exact: false,
+    },
+    Operation { ptx: "ldmatrix.", api: "tensor::ldmatrix_* (or FragA::load / FragB::load*)", sm: 80, exact: false },
+    Operation { ptx: "cp.async.", api: "tensor::cp_async / cp_async_commit / cp_async_wait", sm: 80, exact: false },
+    Operation { ptx: "fence.proxy.async", api: "wgmma::fence_proxy_async", sm: 90, exact: false },
+    Operation { ptx: "wgmma.mma_async", api: "wgmma::mma_async", sm: 90, exact: true },
+    Operation { ptx: "wgmma.fence", api: "wgmma::fence", sm: 90, exact: true },
+    Operation { ptx: "wgmma.commit_group", api: "wgmma::commit_group", sm: 90, exact: true },
+    Operation { ptx: "wgmma.wait_group", api: "wgmma::wait_group", sm: 90, exact: true },
+    Operation { ptx: "setmaxnreg.", api: "wgmma::setmaxnreg_inc / setmaxnreg_dec", sm: 90, exact: true },
 ];
 
 /// `sm_90a` → 90.
@@ -39,9 +58,12 @@ fn number(arch: &str) -> u32 {
     arch.trim_start_matches("sm_").trim_end_matches('a').parse().unwrap_or(0)
 }
 
-/// Err when the PTX uses an operation newer than `lowest`, the lowest architecture built.
-pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
+/// Err when the PTX uses an operation newer than `lowest`, the lowest architecture built, or an
+/// arch-specific one while some architecture of the build (`archs`) is not `sm_90a`.
+pub(crate) fn check(ptx: &str, lowest: &str, archs: &[String]) -> Result<(), Error> {
     let have = number(lowest);
+    // The arch that lacks an arch-specific operation: the first that is not sm_90a.
+    let not_specific = archs.iter().map(String::as_str).chain([lowest]).find(|a| *a != SM_90A);
     let mut function = "";
     let mut found: Vec<String> = Vec::new();
     for line in ptx.lines() {
@@ -53,13 +75,17 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
         // Inline PTX may put several instructions on one line, after `{` or `;`.
         for stmt in line.split([';', '{']) {
             let stmt = stmt.trim_start();
-            let Some(op) = OPERATIONS.iter().find(|op| op.sm > have && stmt.starts_with(op.ptx)) else { continue };
-            let what = format!(
-                "`{}` (PTX `{}`), used by `{function}`, needs sm_{} or newer",
-                op.api,
-                stmt.split_whitespace().next().unwrap_or(op.ptx),
-                op.sm
-            );
+            let lacking = |op: &Operation| if op.exact { not_specific.is_some() } else { op.sm > have };
+            let Some(op) = OPERATIONS.iter().find(|op| stmt.starts_with(op.ptx) && lacking(op)) else { continue };
+            let instruction = stmt.split_whitespace().next().unwrap_or(op.ptx);
+            let what = match (op.exact, not_specific) {
+                (true, Some(arch)) => format!(
+                    "`{}` (PTX `{instruction}`), used by `{function}`, needs {SM_90A} exactly (an arch-specific \
+                     instruction), but this build also targets {arch}",
+                    op.api
+                ),
+                _ => format!("`{}` (PTX `{instruction}`), used by `{function}`, needs sm_{} or newer", op.api, op.sm),
+            };
             if !found.contains(&what) {
                 found.push(what);
             }
@@ -68,12 +94,17 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
     if found.is_empty() {
         return Ok(());
     }
+    let fix = if found.iter().any(|f| f.contains(SM_90A)) {
+        "fix: build this module for `.arch(\"sm_90a\")` alone in build.rs (its kernels then run on sm_90 GPUs only), \
+         and keep kernels for other GPUs in another module"
+    } else {
+        "fix: build for a newer architecture (`.arch(\"sm_80\")` or later in build.rs), or move these kernels to a \
+         module built only for GPUs that have them"
+    };
     Err(Error::new(
         ErrorKind::Arch,
         format!(
-            "the kernels use operations that {lowest}, the oldest architecture this build targets, does not have:\n  {}\n  \
-             fix: build for a newer architecture (`.arch(\"sm_80\")` or later in build.rs), or move these kernels to a \
-             module built only for GPUs that have them",
+            "the kernels use operations that {lowest}, the oldest architecture this build targets, does not have:\n  {}\n  {fix}",
             found.join("\n  ")
         ),
     ))
@@ -107,7 +138,7 @@ mod tests {
 
     #[test]
     fn names_each_operation_its_kernel_and_both_architectures() {
-        let e = check(PTX, "sm_75").unwrap_err();
+        let e = check(PTX, "sm_75", &archs(&["sm_75"])).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Arch);
         let m = e.to_string();
         assert!(m.contains("sm_75, the oldest architecture"), "{m}");
@@ -119,9 +150,47 @@ mod tests {
 
     #[test]
     fn new_enough_architectures_and_plain_kernels_pass() {
-        check(PTX, "sm_80").unwrap();
-        check(PTX, "sm_90a").unwrap();
-        check(".visible .entry saxpy(\n)\n{\n\tfma.rn.f32 %f1, %f2, %f3, %f4;\n\tret;\n}\n", "sm_75").unwrap();
+        check(PTX, "sm_80", &archs(&["sm_80", "sm_90"])).unwrap();
+        check(PTX, "sm_90a", &archs(&["sm_90a"])).unwrap();
+        check(
+            ".visible .entry saxpy(\n)\n{\n\tfma.rn.f32 %f1, %f2, %f3, %f4;\n\tret;\n}\n",
+            "sm_75",
+            &archs(&["sm_75"]),
+        )
+        .unwrap();
+    }
+
+    fn archs(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    const WGMMA: &str = ".version 8.0\n.target sm_90a\n.visible .entry hopper(\n)\n{\n\
+        \twgmma.fence.sync.aligned;\n\
+        \t{ .reg .pred %oxp; setp.ne.b32 %oxp, %r1, 0;\n\twgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%r2}, %rd1, %rd2, %oxp, 1, 1, 0, 0; }\n\
+        \tsetmaxnreg.inc.sync.aligned.u32 240;\n\
+        \tfence.proxy.async.shared::cta;\n\tret;\n}\n";
+
+    #[test]
+    fn arch_specific_operations_need_sm_90a_alone() {
+        check(WGMMA, "sm_90a", &archs(&["sm_90a"])).unwrap();
+        for (lowest, built) in [("sm_90", &["sm_90"][..]), ("sm_80", &["sm_80", "sm_90a"][..])] {
+            let m = check(WGMMA, lowest, &archs(built)).unwrap_err().to_string();
+            assert!(
+                m.contains(&format!("`wgmma::mma_async` (PTX `wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`), used by `hopper`, needs sm_90a exactly (an arch-specific instruction), but this build also targets {lowest}")),
+                "{m}"
+            );
+            assert!(m.contains("`wgmma::fence` (PTX `wgmma.fence.sync.aligned`)"), "{m}");
+            assert!(
+                m.contains("`wgmma::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`)"),
+                "{m}"
+            );
+            assert!(m.contains("fix: build this module for `.arch(\"sm_90a\")` alone"), "{m}");
+        }
+        // sm_80 also lacks the proxy fence (sm_90); plain sm_90 has it.
+        let m = check(WGMMA, "sm_80", &archs(&["sm_80", "sm_90a"])).unwrap_err().to_string();
+        assert!(m.contains("`wgmma::fence_proxy_async` (PTX `fence.proxy.async.shared::cta`), used by `hopper`, needs sm_90 or newer"), "{m}");
+        let m = check(WGMMA, "sm_90", &archs(&["sm_90"])).unwrap_err().to_string();
+        assert!(!m.contains("fence_proxy_async"), "{m}");
     }
 
     #[test]

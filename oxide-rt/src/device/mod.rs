@@ -14,6 +14,7 @@
 //! | [`warp`] | `__shfl*_sync`, `__all/__any/__ballot_sync`, `__activemask`, `__popc` … |
 //! | [`math`] | `sqrtf`, `expf`, … (libdevice), [`math::fast`] (`__expf`, …) |
 //! | [`tensor`] | `mma.sync`, `ldmatrix`, `cp.async` (sm_80): tensor cores and async copies |
+//! | [`wgmma`] | `wgmma.mma_async`, matrix descriptors, `setmaxnreg` (sm_90a): Hopper warpgroup MMA |
 //! | [`half`] | `__nv_bfloat16`, `__half`, TF32: [`Bf16`], [`F16`], [`Tf32`] |
 //! | [`print`](mod@print) | `printf` ([`dprintln!`](crate::dprintln)) |
 //!
@@ -33,6 +34,7 @@ pub mod sync;
 pub mod tensor;
 pub mod thread;
 pub mod warp;
+pub mod wgmma;
 
 #[cfg(target_arch = "nvptx64")]
 pub(crate) mod nvptx;
@@ -40,6 +42,8 @@ pub(crate) mod nvptx;
 use nvptx as backend;
 #[cfg(target_arch = "nvptx64")]
 pub(crate) mod nvptx_tensor;
+#[cfg(target_arch = "nvptx64")]
+pub(crate) mod nvptx_wgmma;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod cpu;

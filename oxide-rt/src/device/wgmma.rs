@@ -1,0 +1,581 @@
+//! Hopper warpgroup tensor cores (sm_90a): `wgmma.mma_async`, where the 128 threads of a
+//! warpgroup (4 consecutive warps, the first a multiple of 4) multiply a 64 x 16 matrix A by a
+//! 16 x N matrix B, both read from shared memory through 64-bit *matrix descriptors*, into a
+//! 64 x N f32 accumulator held in registers, asynchronously.
+//!
+//! | operation | PTX instruction | needs |
+//! | --- | --- | --- |
+//! | [`mma_async`] on `Bf16` / `F16`, shape [`M64N64K16`], [`M64N128K16`], [`M64N256K16`] | `wgmma.mma_async.sync.aligned.m64n{64,128,256}k16.f32.{bf16,f16}.{bf16,f16}` | sm_90a |
+//! | [`fence`] | `wgmma.fence.sync.aligned` | sm_90a |
+//! | [`commit_group`] | `wgmma.commit_group.sync.aligned` | sm_90a |
+//! | [`wait_group`] | `wgmma.wait_group.sync.aligned N` | sm_90a |
+//! | [`setmaxnreg_inc`], [`setmaxnreg_dec`] | `setmaxnreg.{inc,dec}.sync.aligned.u32 N` | sm_90a |
+//! | [`fence_proxy_async`] | `fence.proxy.async.shared::cta` | sm_90 |
+//!
+//! The `a` ("arch-specific") target is needed: build with `.arch("sm_90a")` (and no other
+//! architecture) in build.rs; anything else is a build error naming the operation. Such a
+//! module runs on sm_90 GPUs only (H100, H200, GH200).
+//!
+//! # Shared-memory layouts and descriptors
+//! Both operands are *K-major*: A is `64 x K` row-major (rows of A along M), B is stored as
+//! `N x K` row-major (B transposed: one row per column of B, like a weight matrix `W[n][k]`).
+//! A tile of `ROWS x K` elements is laid out in shared memory as [`KMajor`] says, with one of
+//! four [`Swizzle`] modes; [`KMajor::index`] gives the element index of (row, k), so code
+//! that fills a tile (or TMA with the same swizzle) writes what the tensor cores read, and
+//! [`KMajor::desc`] builds the descriptor of the `rows x 16` slice at (row0, k0):
+//!
+//! | bits | field |
+//! | --- | --- |
+//! | 0-13 | start address (shared, bytes) >> 4 |
+//! | 16-29 | leading-dimension byte offset >> 4 (next 8x16-byte core matrix along K; unused when swizzled) |
+//! | 32-45 | stride-dimension byte offset >> 4 (next 8-row group along M / N) |
+//! | 49-51 | base offset: 0 (tiles are aligned to their swizzle atom) |
+//! | 62-63 | swizzle: 0 none, 1 128B, 2 64B, 3 32B |
+//!
+//! # Accumulators
+//! [`WgAcc<S>`] holds one thread's `N / 2` f32 elements of the 64 x N accumulator of shape `S`.
+//! Thread `t` of the warpgroup (`t = 32w + 4g + q`: warp `w`, `g = lane / 4`, `q = lane % 4`)
+//! holds element `i` at ([`WgAcc::coord`]):
+//!
+//! `(row, col) = (16w + g + 8 * (i / 2 % 2), 8 * (i / 4) + 2q + i % 2)`
+//!
+//! Operand types are in the types: both descriptors carry the element type, and the
+//! accumulator the shape, so what compiles is one PTX instruction:
+//! ```
+//! use oxide_rt::device::wgmma::*;
+//! use oxide_rt::{Bf16, F16};
+//! fn bf16(acc: &mut WgAcc<M64N128K16>, a: MatDesc<Bf16>, b: MatDesc<Bf16>) {
+//!     mma_async(acc, a, b, true)
+//! }
+//! fn f16(acc: &mut WgAcc<M64N256K16>, a: MatDesc<F16>, b: MatDesc<F16>) {
+//!     mma_async(acc, a, b, false)
+//! }
+//! ```
+//! Mixed element types do not:
+//! ```compile_fail
+//! use oxide_rt::device::wgmma::*;
+//! use oxide_rt::{Bf16, F16};
+//! fn mixed(acc: &mut WgAcc<M64N128K16>, a: MatDesc<Bf16>, b: MatDesc<F16>) {
+//!     mma_async(acc, a, b, true)
+//! }
+//! ```
+//! Nor element types without a wgmma of this kind:
+//! ```compile_fail
+//! use oxide_rt::device::wgmma::*;
+//! fn float(acc: &mut WgAcc<M64N64K16>, a: MatDesc<f32>, b: MatDesc<f32>) {
+//!     mma_async(acc, a, b, true)
+//! }
+//! ```
+//! Nor a layout whose rows are not the swizzle's width:
+//! ```compile_fail
+//! use oxide_rt::device::wgmma::*;
+//! use oxide_rt::Bf16;
+//! // 128B swizzle rows are 64 bf16; 48 is not a multiple.
+//! const BAD: usize = KMajor::<Bf16, Swizzle128B, 64, 48>::LEN;
+//! ```
+//!
+//! # The rules
+//! Every wgmma function is a warpgroup collective: all 128 threads of the warpgroup call it
+//! (with the same descriptors) or the result is undefined. The order within a warpgroup is:
+//! shared memory written and made visible (a barrier; after plain stores or `cp_async`, also
+//! [`fence_proxy_async`] before it, as wgmma reads through the async proxy), then [`fence`],
+//! then [`mma_async`]s, [`commit_group`], and [`wait_group`] before the accumulator is read or
+//! the shared memory the group reads is overwritten. The descriptors are bounds-checked when
+//! built (the slice `rows x 16` must lie in the tile, the tile in its view, the view aligned to
+//! the swizzle atom): a panic otherwise.
+//!
+//! The CPU executor does not emulate wgmma: a kernel that reaches [`mma_async`], [`fence`],
+//! [`commit_group`] or [`wait_group`] there stops with a panic naming the operation, which the
+//! CPU launcher returns as `Err` — never a wrong answer. Descriptors and layouts work on both.
+
+use super::half::{Bf16, F16};
+use super::shared::{SharedElem, SharedSlice};
+use core::marker::PhantomData;
+
+#[cfg(target_arch = "nvptx64")]
+use super::nvptx_wgmma as imp;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element types and shapes
+
+/// An input element type of `wgmma.mma_async` with f32 accumulation: [`Bf16`], [`F16`].
+pub trait WgmmaElem: sealed::Sealed + SharedElem {
+    /// Its PTX type name.
+    const PTX: &'static str;
+    #[doc(hidden)]
+    const KIND: u8;
+}
+impl sealed::Sealed for Bf16 {}
+impl WgmmaElem for Bf16 {
+    const PTX: &'static str = "bf16";
+    const KIND: u8 = 0;
+}
+impl sealed::Sealed for F16 {}
+impl WgmmaElem for F16 {
+    const PTX: &'static str = "f16";
+    const KIND: u8 = 1;
+}
+
+/// The shape of one `wgmma.mma_async`: `64 x N x 16`.
+pub trait WgShape: sealed::Sealed + Copy {
+    const N: usize;
+    /// One thread's accumulator registers: `N / 2` f32 as bits.
+    #[doc(hidden)]
+    type Regs: Copy + AsRef<[u32]> + AsMut<[u32]>;
+    #[doc(hidden)]
+    const ZERO: Self::Regs;
+    #[doc(hidden)]
+    fn mma(kind: u8, d: &mut Self::Regs, a: u64, b: u64, scale_d: bool);
+    #[doc(hidden)]
+    fn wait<const N: u32>(d: &mut Self::Regs);
+}
+
+macro_rules! shapes {
+    ($($name:ident = $n:literal, $mma:ident, $wait:ident;)*) => {$(
+        #[doc = concat!("64 x ", stringify!($n), " x 16: an accumulator of ", stringify!($n), " / 2 f32 per thread.")]
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+        impl sealed::Sealed for $name {}
+        impl WgShape for $name {
+            const N: usize = $n;
+            type Regs = [u32; $n / 2];
+            const ZERO: Self::Regs = [0; $n / 2];
+            #[inline(always)]
+            #[track_caller]
+            fn mma(kind: u8, d: &mut Self::Regs, a: u64, b: u64, scale_d: bool) {
+                #[cfg(target_arch = "nvptx64")]
+                imp::$mma(kind, d, a, b, scale_d as u32);
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    let _ = (kind, d, a, b, scale_d);
+                    cpu_unsupported(concat!("wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16"));
+                }
+            }
+            #[inline(always)]
+            #[track_caller]
+            fn wait<const N: u32>(d: &mut Self::Regs) {
+                #[cfg(target_arch = "nvptx64")]
+                imp::$wait::<N>(d);
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    let _ = d;
+                    cpu_unsupported("wgmma.wait_group.sync.aligned");
+                }
+            }
+        }
+    )*};
+}
+shapes! {
+    M64N64K16 = 64, mma_n64, wait_n64;
+    M64N128K16 = 128, mma_n128, wait_n128;
+    M64N256K16 = 256, mma_n256, wait_n256;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Swizzle modes and K-major layouts
+
+/// How a K-major tile's 16-byte chunks are permuted in shared memory (the same modes as TMA's
+/// `CU_TENSOR_MAP_SWIZZLE_*`, so a TMA load with the same mode fills a tile in this layout).
+pub trait Swizzle: sealed::Sealed + Copy {
+    /// Bytes per row of the swizzle atom (8 rows); 0 for no swizzle.
+    const BYTES: usize;
+    /// The descriptor's bits 62-63.
+    #[doc(hidden)]
+    const MODE: u64;
+}
+
+macro_rules! swizzles {
+    ($($name:ident = $bytes:expr, $mode:expr, $doc:expr;)*) => {$(
+        #[doc = $doc]
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+        impl sealed::Sealed for $name {}
+        impl Swizzle for $name {
+            const BYTES: usize = $bytes;
+            const MODE: u64 = $mode;
+        }
+    )*};
+}
+swizzles! {
+    NoSwizzle = 0, 0, "No swizzle: 8 x 16-byte core matrices, each 128 contiguous bytes, along K first, then the next 8 rows.";
+    Swizzle32B = 32, 3, "32-byte rows (16 bf16); chunk bit 0 ^= row bit 2. Atoms of 8 rows: 256 bytes, 256-byte aligned.";
+    Swizzle64B = 64, 2, "64-byte rows (32 bf16); chunk bits 0-1 ^= row bits 1-2. Atoms of 512 bytes, 512-byte aligned.";
+    Swizzle128B = 128, 1, "128-byte rows (64 bf16); chunk bits 0-2 ^= row bits 0-2. Atoms of 1024 bytes, 1024-byte aligned.";
+}
+
+/// The shared-memory layout of a K-major `ROWS x K` tile of `T` with swizzle `SW`: where
+/// element (row, k) lives ([`index`](Self::index)) and the matrix descriptors of its
+/// `rows x 16` slices ([`desc`](Self::desc)).
+///
+/// Swizzled (`SW::BYTES` = 32, 64 or 128): the tile is `K / W` column blocks of `W =
+/// SW::BYTES / size_of::<T>()` elements, one after the other; in a block, row `r` is `SW::BYTES`
+/// bytes at `r * SW::BYTES`, its 16-byte chunk `c` stored at chunk `c ^ (r * SW::BYTES / 128 %
+/// (SW::BYTES / 16))`. Not swizzled: 8-row x 16-byte core matrices of 128 contiguous bytes,
+/// core matrix (`r / 8`, `k / 8`) at `(r / 8 * K / 8 + k / 8) * 128` bytes.
+///
+/// `ROWS` must be a multiple of 8 and `K` of 16 and, when swizzled, of `W` (a compile error
+/// otherwise).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KMajor<T, SW, const ROWS: usize, const K: usize>(PhantomData<(T, SW)>);
+
+impl<T: WgmmaElem, SW: Swizzle, const ROWS: usize, const K: usize> KMajor<T, SW, ROWS, K> {
+    const SIZE: usize = core::mem::size_of::<T>();
+    /// Elements per swizzle row (0 when not swizzled).
+    const W: usize = SW::BYTES / Self::SIZE;
+    const OK: () = assert!(
+        ROWS % 8 == 0 && ROWS > 0 && K % 16 == 0 && K > 0 && (SW::BYTES == 0 || K % Self::W == 0),
+        "KMajor<T, SW, ROWS, K>: ROWS must be a multiple of 8, K of 16 and of the swizzle row (16, 32 or 64 bf16)"
+    );
+
+    /// Elements in the tile.
+    pub const LEN: usize = {
+        let () = Self::OK;
+        ROWS * K
+    };
+
+    /// Bytes the tile's first element must be aligned to: the swizzle atom (8 rows), 16 when
+    /// not swizzled.
+    pub const ALIGN: usize = if SW::BYTES == 0 { 16 } else { 8 * SW::BYTES };
+
+    /// Element index in the tile of (row, k); `row < ROWS`, `k < K`.
+    #[inline(always)]
+    pub const fn index(row: usize, k: usize) -> usize {
+        let () = Self::OK;
+        if SW::BYTES == 0 {
+            let e = 16 / Self::SIZE;
+            (row / 8 * (K / e) + k / e) * (8 * e) + row % 8 * e + k % e
+        } else {
+            let (w, bytes) = (Self::W, SW::BYTES);
+            let byte = k % w * Self::SIZE;
+            let chunk = (byte / 16) ^ (row * bytes / 128 % (bytes / 16));
+            k / w * ROWS * w + row * w + (chunk * 16 + byte % 16) / Self::SIZE
+        }
+    }
+
+    /// Byte offset in the tile where the slice at (row0, k0) starts, and the leading and
+    /// stride byte offsets of the descriptor.
+    #[inline(always)]
+    const fn geometry(row0: usize, k0: usize) -> (usize, usize, usize) {
+        if SW::BYTES == 0 {
+            (Self::index(row0, k0) * Self::SIZE, 128, K / (16 / Self::SIZE) * 128)
+        } else {
+            let w = Self::W;
+            // Stepping along K inside a swizzled row moves the start address by whole 16-byte
+            // chunks; the hardware applies the swizzle to the absolute address, so the slice
+            // reads the chunks `index` put there.
+            ((k0 / w * ROWS * w + row0 * w + k0 % w) * Self::SIZE, 16, 8 * SW::BYTES)
+        }
+    }
+
+    /// The descriptor of the `(ROWS - row0) x 16` slice whose first element is (row0, k0) of
+    /// the tile occupying `tile[0..LEN]` — for `wgmma`'s A (64 rows used) or B (N rows used).
+    /// `row0` must be a multiple of 8 and `k0` of 16, `k0 + 16 <= K`, `tile` at least `LEN`
+    /// long and aligned to [`ALIGN`](Self::ALIGN) bytes: a panic otherwise.
+    #[inline(always)]
+    #[track_caller]
+    pub fn desc(tile: SharedSlice<T>, row0: usize, k0: usize) -> MatDesc<T> {
+        let () = Self::OK;
+        if row0 % 8 != 0 || row0 >= ROWS || k0 % 16 != 0 || k0 + 16 > K || tile.len() < Self::LEN {
+            bad_slice(row0, k0, ROWS, K, tile.len());
+        }
+        let base = tile.as_ptr() as usize;
+        if base % Self::ALIGN != 0 {
+            misaligned(Self::ALIGN);
+        }
+        let (offset, lbo, sbo) = Self::geometry(row0, k0);
+        let addr = shared_addr(tile.as_ptr() as *const u8) + offset as u32;
+        MatDesc { bits: encode(addr, lbo as u32, sbo as u32, SW::MODE), rows: (ROWS - row0) as u32, _t: PhantomData }
+    }
+}
+
+/// The 64-bit descriptor: start address, leading and stride byte offsets (each >> 4, 14
+/// bits), swizzle mode in bits 62-63.
+#[inline(always)]
+pub const fn encode(addr: u32, lbo: u32, sbo: u32, mode: u64) -> u64 {
+    field(addr) | field(lbo) << 16 | field(sbo) << 32 | mode << 62
+}
+
+/// A byte count as a descriptor field: >> 4, 14 bits.
+const fn field(v: u32) -> u64 {
+    ((v >> 4) & 0x3fff) as u64
+}
+
+/// A shared-memory matrix descriptor of a `rows x 16` K-major slice of `T` (see [`KMajor::desc`]).
+pub struct MatDesc<T> {
+    bits: u64,
+    /// Rows of the tile from the slice's first on (what `wgmma` may read).
+    rows: u32,
+    _t: PhantomData<T>,
+}
+impl<T> Clone for MatDesc<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for MatDesc<T> {}
+
+impl<T> MatDesc<T> {
+    /// The 64-bit descriptor `wgmma` takes.
+    #[inline(always)]
+    pub fn bits(self) -> u64 {
+        self.bits
+    }
+    /// Rows of the tile from the slice's first row on.
+    #[inline(always)]
+    pub fn rows(self) -> usize {
+        self.rows as usize
+    }
+}
+
+/// The view's suffix starting at its first element aligned to `align` bytes (a power of two),
+/// e.g. `aligned(dynamic_shared::<Bf16>(), 1024)` for tiles with 128-byte swizzle (ask for
+/// `align` bytes more dynamic shared memory than the tiles need).
+#[inline(always)]
+pub fn aligned<T: SharedElem>(view: SharedSlice<T>, align: usize) -> SharedSlice<T> {
+    let addr = view.as_ptr() as usize;
+    let pad = addr.wrapping_neg() & (align - 1);
+    view.split_at(pad / core::mem::size_of::<T>().max(1)).1
+}
+
+/// The shared-space address of a shared-memory pointer (`cvta.to.shared`; its low 32 bits on
+/// the CPU executor, where only the alignment matters).
+#[inline(always)]
+fn shared_addr(p: *const u8) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    return imp::shared_addr(p);
+    #[cfg(not(target_arch = "nvptx64"))]
+    return (p as usize & 0x3ffff) as u32;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accumulators and the operations
+
+/// One thread's part of the 64 x N f32 accumulator of a `wgmma` of shape `S` (see the [module
+/// docs](self) for which elements).
+pub struct WgAcc<S: WgShape> {
+    regs: S::Regs,
+}
+impl<S: WgShape> Clone for WgAcc<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S: WgShape> Copy for WgAcc<S> {}
+
+impl<S: WgShape> WgAcc<S> {
+    /// Elements per thread: `N / 2`.
+    pub const LEN: usize = S::N / 2;
+
+    /// An accumulator of zeros.
+    #[inline(always)]
+    pub fn zero() -> Self {
+        WgAcc { regs: S::ZERO }
+    }
+
+    /// Element `i` (`< LEN`).
+    #[inline(always)]
+    #[track_caller]
+    pub fn get(&self, i: usize) -> f32 {
+        f32::from_bits(self.regs.as_ref()[i])
+    }
+
+    /// Sets element `i` (`< LEN`).
+    #[inline(always)]
+    #[track_caller]
+    pub fn set(&mut self, i: usize, v: f32) {
+        self.regs.as_mut()[i] = v.to_bits();
+    }
+
+    /// (row, column) in the 64 x N accumulator of element `i` of thread `t` of the warpgroup
+    /// (`t < 128`, e.g. `thread_rank() % 128`).
+    #[inline(always)]
+    pub fn coord(t: u32, i: usize) -> (usize, usize) {
+        let (w, lane) = (t as usize / 32 % 4, t as usize % 32);
+        (16 * w + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2)
+    }
+}
+
+/// `acc = A * B + (accumulate ? acc : 0)` for a 64 x 16 A and a 16 x N B in shared memory (PTX
+/// `wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T`, both K-major), started asynchronously: the
+/// accumulator holds the result after a [`commit_group`] and a [`wait_group`] covering it. A
+/// warpgroup collective; panics when `a` has fewer than 64 rows or `b` fewer than N.
+#[inline(always)]
+#[track_caller]
+pub fn mma_async<T: WgmmaElem, S: WgShape>(acc: &mut WgAcc<S>, a: MatDesc<T>, b: MatDesc<T>, accumulate: bool) {
+    if a.rows < 64 || (b.rows as usize) < S::N {
+        too_few_rows(a.rows, b.rows, S::N);
+    }
+    S::mma(T::KIND, &mut acc.regs, a.bits, b.bits, accumulate);
+}
+
+/// Orders this warpgroup's earlier register and shared-memory accesses before the `wgmma`s
+/// that follow (PTX `wgmma.fence.sync.aligned`): before the first [`mma_async`], and again
+/// whenever the accumulator was touched by other code in between. A warpgroup collective.
+#[inline(always)]
+#[track_caller]
+pub fn fence() {
+    #[cfg(target_arch = "nvptx64")]
+    imp::fence();
+    #[cfg(not(target_arch = "nvptx64"))]
+    cpu_unsupported("wgmma.fence.sync.aligned");
+}
+
+/// Closes the group of this warpgroup's [`mma_async`]s issued since the last commit (PTX
+/// `wgmma.commit_group.sync.aligned`).
+#[inline(always)]
+#[track_caller]
+pub fn commit_group() {
+    #[cfg(target_arch = "nvptx64")]
+    imp::commit_group();
+    #[cfg(not(target_arch = "nvptx64"))]
+    cpu_unsupported("wgmma.commit_group.sync.aligned");
+}
+
+/// Waits until at most `N` of this warpgroup's committed groups are pending (PTX
+/// `wgmma.wait_group.sync.aligned N`); `acc`, written by those groups, may then be read
+/// (`wait_group::<0>` for all). Also the point after which shared memory the finished groups
+/// read may be overwritten.
+#[inline(always)]
+#[track_caller]
+pub fn wait_group<const N: u32, S: WgShape>(acc: &mut WgAcc<S>) {
+    S::wait::<N>(&mut acc.regs);
+}
+
+/// Makes this thread's earlier generic-proxy writes to shared memory (plain stores,
+/// `cp_async`) visible to the async proxy that [`mma_async`] (and TMA) read through (PTX
+/// `fence.proxy.async.shared::cta`, sm_90). Each writer runs it before the barrier that
+/// hands the tile to the `wgmma`s. Nothing to do on the CPU executor.
+#[inline(always)]
+pub fn fence_proxy_async() {
+    #[cfg(target_arch = "nvptx64")]
+    imp::fence_proxy_async();
+}
+
+/// Raises this warp's register limit to `R` (PTX `setmaxnreg.inc.sync.aligned.u32 R`, sm_90a;
+/// `R` a multiple of 8 in 24..=256), taking registers from the pool warps released with
+/// [`setmaxnreg_dec`]: a warpgroup collective, for warp-specialised kernels whose consumer
+/// warpgroups hold large accumulators. A hint with no effect on the CPU executor.
+#[inline(always)]
+pub fn setmaxnreg_inc<const R: u32>() {
+    const { assert!(R % 8 == 0 && R >= 24 && R <= 256, "setmaxnreg: R must be a multiple of 8 in 24..=256") };
+    #[cfg(target_arch = "nvptx64")]
+    imp::setmaxnreg_inc::<R>();
+}
+
+/// Lowers this warp's register limit to `R` (PTX `setmaxnreg.dec.sync.aligned.u32 R`, sm_90a),
+/// releasing registers for [`setmaxnreg_inc`] (a producer warpgroup that only issues copies).
+#[inline(always)]
+pub fn setmaxnreg_dec<const R: u32>() {
+    const { assert!(R % 8 == 0 && R >= 24 && R <= 256, "setmaxnreg: R must be a multiple of 8 in 24..=256") };
+    #[cfg(target_arch = "nvptx64")]
+    imp::setmaxnreg_dec::<R>();
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn cpu_unsupported(ptx: &str) -> ! {
+    panic!(
+        "`{ptx}` (device::wgmma) cannot run on the CPU executor: Hopper's asynchronous warpgroup tensor cores are \
+         not emulated; run this kernel on an sm_90 GPU (OXIDE_BACKEND=cuda), or test its logic with device::tensor's \
+         mma_sync, which the CPU executor emulates"
+    )
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn bad_slice(row0: usize, k0: usize, rows: usize, k: usize, len: usize) -> ! {
+    panic!(
+        "wgmma descriptor of the slice at row {row0}, k {k0} of a {rows} x {k} tile in a view of {len} elements: \
+         row0 must be a multiple of 8 below ROWS, k0 a multiple of 16 with k0 + 16 <= K, and the view hold the tile"
+    )
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn misaligned(align: usize) -> ! {
+    panic!("wgmma tile is not {align}-byte aligned (its swizzle atom); take it from `wgmma::aligned(view, {align})`")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn too_few_rows(a: u32, b: u32, n: usize) -> ! {
+    panic!("wgmma.mma_async 64 x {n} x 16: A's descriptor has {a} rows (needs 64), B's {b} (needs {n})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bijective<SW: Swizzle, const ROWS: usize, const K: usize>() {
+        let mut seen = vec![false; ROWS * K];
+        for r in 0..ROWS {
+            for k in 0..K {
+                let i = KMajor::<Bf16, SW, ROWS, K>::index(r, k);
+                assert!(!seen[i], "({r}, {k}) -> {i} twice");
+                seen[i] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn layouts_are_bijections() {
+        bijective::<NoSwizzle, 64, 64>();
+        bijective::<Swizzle32B, 64, 64>();
+        bijective::<Swizzle64B, 128, 64>();
+        bijective::<Swizzle128B, 256, 64>();
+    }
+
+    #[test]
+    fn swizzle_128b_matches_the_pattern() {
+        type L = KMajor<Bf16, Swizzle128B, 64, 64>;
+        // Row 0 is not permuted; row 1 swaps chunk 0 and 1; row 9 is row 1 again, 1024 bytes on.
+        assert_eq!(L::index(0, 17), 17);
+        assert_eq!(L::index(1, 0), 64 + 8);
+        assert_eq!(L::index(1, 8), 64);
+        assert_eq!(L::index(9, 3), 9 * 64 + 8 + 3);
+        assert_eq!(L::index(7, 63), 7 * 64 + ((7 ^ 7) * 8) + 7);
+        // 32B: rows 4..8 flip chunk bit 0; K = 64 spans 4 column blocks of 16.
+        type S = KMajor<Bf16, Swizzle32B, 64, 64>;
+        assert_eq!(S::index(4, 0), 4 * 16 + 8);
+        assert_eq!(S::index(3, 16), 64 * 16 + 3 * 16);
+        // None: core matrix (1, 2) of a 64-wide tile.
+        assert_eq!(KMajor::<Bf16, NoSwizzle, 64, 64>::index(9, 17), (8 + 2) * 64 + 8 + 1);
+    }
+
+    #[test]
+    fn descriptor_fields() {
+        assert_eq!(encode(0x1_0400, 16, 1024, Swizzle128B::MODE), 0x1040 | 1 << 16 | 64 << 32 | 1 << 62);
+        assert_eq!(encode(0x80, 128, 1024, NoSwizzle::MODE), 8 | 8 << 16 | 64 << 32);
+        assert_eq!(encode(0, 0, 0, Swizzle32B::MODE) >> 62, 3);
+        type L = KMajor<Bf16, Swizzle128B, 128, 64>;
+        assert_eq!(L::geometry(64, 48), ((64 * 64 + 48) * 2, 16, 1024));
+        type C = KMajor<F16, Swizzle64B, 128, 64>;
+        assert_eq!(C::geometry(8, 32), ((128 * 32 + 8 * 32) * 2, 16, 512));
+        type N = KMajor<Bf16, NoSwizzle, 64, 32>;
+        assert_eq!(N::geometry(8, 16), ((4 + 2) * 128, 128, 512));
+    }
+
+    #[test]
+    fn accumulator_coordinates_cover_the_tile_once() {
+        for n in [64usize, 128, 256] {
+            let mut seen = vec![false; 64 * n];
+            for t in 0..128 {
+                for i in 0..n / 2 {
+                    let (r, c) = WgAcc::<M64N256K16>::coord(t, i);
+                    assert!(r < 64 && c < n, "{t} {i}");
+                    assert!(!seen[r * n + c]);
+                    seen[r * n + c] = true;
+                }
+            }
+        }
+    }
+}
