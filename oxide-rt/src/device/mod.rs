@@ -71,3 +71,4 @@ pub use sync::{sync_threads, sync_threads_and, sync_threads_count, sync_threads_
 pub use tensor::DisjointMmaTiles;
 pub use thread::{ThreadIndex, WARP_SIZE};
 pub use warp::FULL_MASK;
+pub use wgmma::DisjointWgmmaTiles;

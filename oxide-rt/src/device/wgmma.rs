@@ -271,6 +271,22 @@ impl<T: WgmmaElem, SW: Swizzle, const ROWS: usize, const K: usize> KMajor<T, SW,
         }
     }
 
+    /// `COUNT` tiles of this layout at the start of `view` (aligned to [`ALIGN`](Self::ALIGN)
+    /// bytes, at least `COUNT * LEN` long: a panic otherwise), for descriptors without checks.
+    #[inline(always)]
+    #[track_caller]
+    pub fn ring<const COUNT: usize>(view: SharedSlice<T>) -> TileRing<T, SW, ROWS, K, COUNT> {
+        let () = Self::OK;
+        if view.len() < COUNT * Self::LEN {
+            bad_slice(0, 0, ROWS * COUNT, K, view.len());
+        }
+        if view.as_ptr() as usize % Self::ALIGN != 0 {
+            misaligned(Self::ALIGN);
+        }
+        let addr = shared_addr(view.as_ptr() as *const u8);
+        TileRing { view: view.split_at(COUNT * Self::LEN).0, addr, _sw: PhantomData }
+    }
+
     /// The descriptor of the `(ROWS - row0) x 16` slice whose first element is (row0, k0) of
     /// the tile occupying `tile[0..LEN]` — for `wgmma`'s A (64 rows used) or B (N rows used).
     /// `row0` must be a multiple of 8 and `k0` of 16, `k0 + 16 <= K`, `tile` at least `LEN`
@@ -289,6 +305,46 @@ impl<T: WgmmaElem, SW: Swizzle, const ROWS: usize, const K: usize> KMajor<T, SW,
         let (offset, lbo, sbo) = Self::geometry(row0, k0);
         let addr = shared_addr(tile.as_ptr() as *const u8) + offset as u32;
         MatDesc { bits: encode(addr, lbo as u32, sbo as u32, SW::MODE), rows: (ROWS - row0) as u32, _t: PhantomData }
+    }
+}
+
+/// `COUNT` tiles of layout `L` one after the other in shared memory (a pipeline's stages),
+/// checked once when made ([`KMajor::ring`]), so that the descriptors of its tiles
+/// ([`desc`](Self::desc)) need no check — and a kernel's main loop no branch between its
+/// `wgmma`s (ptxas serialises `wgmma`s around branches it cannot prove uniform).
+pub struct TileRing<T, SW, const ROWS: usize, const K: usize, const COUNT: usize> {
+    /// Exactly the `COUNT` tiles.
+    view: SharedSlice<T>,
+    /// The first tile's shared-space address.
+    addr: u32,
+    _sw: PhantomData<SW>,
+}
+impl<T, SW, const ROWS: usize, const K: usize, const COUNT: usize> Clone for TileRing<T, SW, ROWS, K, COUNT> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, SW, const ROWS: usize, const K: usize, const COUNT: usize> Copy for TileRing<T, SW, ROWS, K, COUNT> {}
+
+impl<T: WgmmaElem, SW: Swizzle, const ROWS: usize, const K: usize, const COUNT: usize> TileRing<T, SW, ROWS, K, COUNT> {
+    /// Tile `i % COUNT` (for the code that fills it: element (row, k) at
+    /// [`KMajor::index`]`(row, k)`).
+    #[inline(always)]
+    pub fn tile(self, i: usize) -> SharedSlice<T> {
+        let len = KMajor::<T, SW, ROWS, K>::LEN;
+        self.view.split_at(i % COUNT * len).1.split_at(len).0
+    }
+
+    /// The descriptor of the `ROWS x 16` slice at column `K0` of tile `i % COUNT`.
+    #[inline(always)]
+    pub fn desc<const K0: usize>(self, i: usize) -> MatDesc<T> {
+        const {
+            assert!(K0 % 16 == 0 && K0 + 16 <= K, "TileRing::desc::<K0>: K0 must be a multiple of 16 with K0 + 16 <= K")
+        };
+        let l = KMajor::<T, SW, ROWS, K>::LEN * core::mem::size_of::<T>();
+        let (offset, lbo, sbo) = KMajor::<T, SW, ROWS, K>::geometry(0, K0);
+        let addr = self.addr + (i % COUNT * l + offset) as u32;
+        MatDesc { bits: encode(addr, lbo as u32, sbo as u32, SW::MODE), rows: ROWS as u32, _t: PhantomData }
     }
 }
 
@@ -473,6 +529,140 @@ pub fn setmaxnreg_dec<const R: u32>() {
     const { assert!(R % 8 == 0 && R >= 24 && R <= 256, "setmaxnreg: R must be a multiple of 8 in 24..=256") };
     #[cfg(target_arch = "nvptx64")]
     imp::setmaxnreg_dec::<R>();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output of wgmma accumulators
+
+/// The accumulators of a warpgroup-tiled wgmma kernel, written where they belong: a row-major
+/// matrix with `cols` columns (the host passes `oxide_rt::Slice2d::new(&mut buf, cols)`).
+///
+/// * The block at `(bx, by)` owns the `BM x BN` tile whose top-left element is row `by * BM`,
+///   column `bx * BN`.
+/// * Warpgroup `g` of the block (`thread_rank() / 128`) is *consumer* `c = g - WG0` when
+///   `WG0 <= g < WG0 + BM / 64` (warpgroups before `WG0` are producers and own nothing); it
+///   owns rows `64c..64c + 64` of the block's tile, all `BN` columns — one `64 x BN`
+///   accumulator (`WgAcc` of a shape with `N = BN`).
+/// * Thread `t = thread_rank() % 128` of it owns element `i < BN / 2` at
+///   [`WgAcc::coord`]`(t, i)` of that 64 x BN piece: `get_mut(i)` is where `acc.get(i)` goes.
+///
+/// Why no two threads meet: `BM`, `BN` and `WG0` are in the type and `cols` comes from the
+/// host, so all threads agree on the tiling; the blocks' tiles are disjoint, as are the
+/// consumers' row ranges; `coord` is a bijection from (thread, element) onto the 64 x BN
+/// piece; and a launch with more than one block along z owns nothing.
+pub struct DisjointWgmmaTiles<'a, T, const BM: usize, const BN: usize, const WG0: usize> {
+    ptr: core::ptr::NonNull<T>,
+    len: usize,
+    /// At most `u32::MAX` (the launchers refuse more).
+    cols: u32,
+    /// `len / cols`, from the launcher.
+    rows: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<T, const BM: usize, const BN: usize, const WG0: usize> DisjointWgmmaTiles<'_, T, BM, BN, WG0> {
+    const SHAPE_OK: () = assert!(
+        BM % 64 == 0 && BM > 0 && BN % 8 == 0 && BN > 0 && BN <= 256,
+        "DisjointWgmmaTiles<T, BM, BN, WG0>: BM must be a multiple of 64 and BN a multiple of 8 up to 256"
+    );
+
+    /// Elements in the whole buffer.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Columns of the matrix, as the host passed them.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols as usize
+    }
+
+    /// Whole rows in the buffer (`len / cols`).
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Row and column of this block's tile's top-left element (`by * BM`, `bx * BN`).
+    #[inline(always)]
+    pub fn origin(&self) -> (usize, usize) {
+        let () = Self::SHAPE_OK;
+        let b = super::thread::block_idx();
+        (b.y as usize * BM, b.x as usize * BN)
+    }
+
+    /// Row and column of the top-left element of this thread's warpgroup's 64 x BN piece, or
+    /// `None` for a warpgroup that owns none.
+    #[inline(always)]
+    pub fn piece_origin(&self) -> Option<(usize, usize)> {
+        let () = Self::SHAPE_OK;
+        if super::thread::grid_dim().z != 1 {
+            return None;
+        }
+        let g = super::thread::thread_rank() as usize / 128;
+        if g < WG0 || g >= WG0 + BM / 64 {
+            return None;
+        }
+        let (r, c) = self.origin();
+        Some((r + (g - WG0) * 64, c))
+    }
+
+    /// Matrix row and column of this thread's element `i`, or `None` when it has none: `i >=
+    /// BN / 2`, past the matrix, or a warpgroup or launch that owns nothing.
+    #[inline(always)]
+    pub fn position(&self, i: usize) -> Option<(usize, usize)> {
+        if i >= BN / 2 {
+            return None;
+        }
+        let (r0, c0) = self.piece_origin()?;
+        let (r, c) = WgAcc::<M64N64K16>::coord(super::thread::thread_rank() % 128, i);
+        let (row, col) = (r0 + r, c0 + c);
+        (row < self.rows && col < self.cols()).then_some((row, col))
+    }
+
+    /// This thread's element `i` (see [`position`](Self::position)).
+    #[inline(always)]
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        let (row, col) = self.position(i)?;
+        // SAFETY: `row < rows = len / cols` and `col < cols` (checked by `position`), so `row * cols + col < len`; owned by this thread only (see the type's docs); `&mut self` stops this thread from taking it twice.
+        Some(unsafe { &mut *self.ptr.as_ptr().add(row * self.cols() + col) })
+    }
+
+    /// This thread's elements `i` and `i + 1` (`i` even: two neighbouring columns) as one
+    /// pair, for a single wider store; `None` when either has no place or `cols` is odd (the
+    /// pair would be misaligned) — then store them one by one with [`get_mut`](Self::get_mut).
+    #[inline(always)]
+    pub fn pair_mut(&mut self, i: usize) -> Option<&mut [T; 2]> {
+        if i % 2 != 0 || self.cols % 2 != 0 {
+            return None;
+        }
+        let (row, col) = self.position(i)?;
+        if col + 1 >= self.cols() {
+            return None;
+        }
+        // SAFETY: both elements are in bounds (`col + 1 < cols`, `row < rows`) and owned by this thread (elements `i` and `i + 1` are columns `col` and `col + 1`, see `WgAcc::coord`); `col` and `cols` are even and the buffer is aligned for `T`, and the launchers hand out allocations aligned to 256 bytes, so the pair is aligned for `[T; 2]`.
+        Some(unsafe { &mut *(self.ptr.as_ptr().add(row * self.cols() + col) as *mut [T; 2]) })
+    }
+}
+
+impl<T, const BM: usize, const BN: usize, const WG0: usize> super::slice::OutputSlice
+    for DisjointWgmmaTiles<'_, T, BM, BN, WG0>
+{
+    type Elem = T;
+    #[inline(always)]
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+        // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3.
+        let ptr = unsafe { core::ptr::NonNull::new_unchecked(ptr) };
+        // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (contract 4).
+        DisjointWgmmaTiles { ptr, len, cols: shape[0] as u32, rows: shape[1], _borrow: PhantomData }
+    }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
