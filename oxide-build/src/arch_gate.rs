@@ -44,8 +44,32 @@ const OPERATIONS: &[Operation] = &[
         exact: false,
     },
     Operation { ptx: "ldmatrix.", api: "tensor::ldmatrix_* (or FragA::load / FragB::load*)", sm: 80, exact: false },
+    // Before `cp.async.`: the TMA forms share its prefix.
+    Operation { ptx: "cp.async.bulk.tensor.", api: "tma::TensorMap::load / store", sm: 90, exact: false },
+    Operation { ptx: "cp.async.bulk.", api: "tma::store_commit / store_wait", sm: 90, exact: false },
     Operation { ptx: "cp.async.", api: "tensor::cp_async / cp_async_commit / cp_async_wait", sm: 80, exact: false },
-    Operation { ptx: "fence.proxy.async", api: "wgmma::fence_proxy_async", sm: 90, exact: false },
+    Operation { ptx: "mbarrier.init.", api: "mbarrier::Mbarriers::init", sm: 80, exact: false },
+    Operation { ptx: "mbarrier.arrive.expect_tx.", api: "mbarrier::Mbarrier::arrive_expect_tx", sm: 90, exact: false },
+    Operation { ptx: "mbarrier.arrive.", api: "mbarrier::Mbarrier::arrive", sm: 80, exact: false },
+    Operation { ptx: "mbarrier.expect_tx.", api: "mbarrier::Mbarrier::expect_tx", sm: 90, exact: false },
+    Operation {
+        ptx: "mbarrier.try_wait.",
+        api: "mbarrier::Mbarrier::try_wait_parity / wait_parity",
+        sm: 90,
+        exact: false,
+    },
+    Operation {
+        ptx: "fence.mbarrier_init.",
+        api: "mbarrier::fence_mbarrier_init (Mbarriers::init_async)",
+        sm: 90,
+        exact: false,
+    },
+    Operation {
+        ptx: "fence.proxy.async",
+        api: "mbarrier::fence_proxy_async / wgmma::fence_proxy_async",
+        sm: 90,
+        exact: false,
+    },
     Operation { ptx: "wgmma.mma_async", api: "wgmma::mma_async", sm: 90, exact: true },
     Operation { ptx: "wgmma.fence", api: "wgmma::fence", sm: 90, exact: true },
     Operation { ptx: "wgmma.commit_group", api: "wgmma::commit_group", sm: 90, exact: true },
@@ -188,9 +212,46 @@ mod tests {
         }
         // sm_80 also lacks the proxy fence (sm_90); plain sm_90 has it.
         let m = check(WGMMA, "sm_80", &archs(&["sm_80", "sm_90a"])).unwrap_err().to_string();
-        assert!(m.contains("`wgmma::fence_proxy_async` (PTX `fence.proxy.async.shared::cta`), used by `hopper`, needs sm_90 or newer"), "{m}");
+        assert!(m.contains("`mbarrier::fence_proxy_async / wgmma::fence_proxy_async` (PTX `fence.proxy.async.shared::cta`), used by `hopper`, needs sm_90 or newer"), "{m}");
         let m = check(WGMMA, "sm_90", &archs(&["sm_90"])).unwrap_err().to_string();
         assert!(!m.contains("fence_proxy_async"), "{m}");
+    }
+
+    const HOPPER: &str = ".version 8.0\n.target sm_90\n.visible .entry tma(\n\t.param .align 64 .b8 tma_param_0[128]\n)\n{\n\
+        \t{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, %rd1; cvt.u32.u64 %oxs, %oxg;\n\
+        mbarrier.init.shared::cta.b64 [%oxs], %r1; }\n\
+        \tfence.mbarrier_init.release.cluster;\n\
+        \t{ mbarrier.arrive.expect_tx.shared::cta.b64 _, [%oxs], %r2; }\n\
+        \t{ cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%oxs], [%rd2, {%r3, %r4}], [%oxb]; }\n\
+        \t{ mbarrier.try_wait.parity.shared::cta.b64 %oxp, [%oxs], %r5; }\n\
+        \t{ mbarrier.arrive.shared.b64 %oxt, [%oxs]; }\n\
+        \tfence.proxy.async.shared::cta;\n\tcp.async.bulk.commit_group;\n\tret;\n}\n";
+
+    #[test]
+    fn hopper_operations_need_sm_90_and_name_their_api() {
+        let m = check(HOPPER, "sm_80", &archs(&["sm_80"])).unwrap_err().to_string();
+        for (api, ptx) in [
+            (
+                "tma::TensorMap::load / store",
+                "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+            ),
+            ("mbarrier::Mbarrier::arrive_expect_tx", "mbarrier.arrive.expect_tx.shared::cta.b64"),
+            ("mbarrier::Mbarrier::try_wait_parity / wait_parity", "mbarrier.try_wait.parity.shared::cta.b64"),
+            ("mbarrier::fence_mbarrier_init (Mbarriers::init_async)", "fence.mbarrier_init.release.cluster"),
+            ("mbarrier::fence_proxy_async / wgmma::fence_proxy_async", "fence.proxy.async.shared::cta"),
+            ("tma::store_commit / store_wait", "cp.async.bulk.commit_group"),
+        ] {
+            assert!(m.contains(&format!("`{api}` (PTX `{ptx}`), used by `tma`, needs sm_90")), "{api}: {m}");
+        }
+        // init and a plain arrive are sm_80 operations.
+        assert!(!m.contains("mbarrier.init") && !m.contains("mbarrier.arrive.shared"), "{m}");
+        let m75 = check(HOPPER, "sm_75", &archs(&["sm_75"])).unwrap_err().to_string();
+        assert!(
+            m75.contains("`mbarrier::Mbarrier::arrive` (PTX `mbarrier.arrive.shared.b64`), used by `tma`, needs sm_80"),
+            "{m75}"
+        );
+        check(HOPPER, "sm_90", &archs(&["sm_90"])).unwrap();
+        check(HOPPER, "sm_90a", &archs(&["sm_90a"])).unwrap();
     }
 
     #[test]

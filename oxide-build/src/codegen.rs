@@ -235,6 +235,13 @@ fn after_opt(optimized: &Path, input: &Input<'_>) -> Result<PathBuf, Error> {
     Ok(path)
 }
 
+/// The PTX ISA llc must write for `arch` when its default is too old for oxide's operations:
+/// llc-22 writes `.version 7.8` for sm_90, but TMA, `mbarrier.try_wait` and the other Hopper
+/// operations of the device API need PTX 8.0 (CUDA 12.0; sm_90a already defaults to it).
+fn ptx_isa(arch: &str) -> Option<&'static str> {
+    (arch == "sm_90").then_some("-mattr=+ptx80")
+}
+
 /// Runs llc on `ir` with `extra` flags into `<module><suffix>.ptx`; returns the PTX text.
 fn llc_run(
     llc: &Path,
@@ -246,6 +253,9 @@ fn llc_run(
     let ptx: PathBuf = input.work_dir.join(format!("{}{suffix}.ptx", input.module));
     let mut cmd = Command::new(llc);
     cmd.arg(format!("-mcpu={}", input.arch)).arg(format!("-O{}", input.opt_level.min(3)));
+    if let Some(isa) = ptx_isa(input.arch) {
+        cmd.arg(isa);
+    }
     if input.fmad {
         // Only what the IR stage marked `contract` (the kernels' own code, not libdevice's).
         cmd.arg("--fp-contract=on");

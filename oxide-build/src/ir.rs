@@ -18,6 +18,7 @@ mod contractable_ops;
 mod distance_exits;
 mod float_atomics;
 mod fn_attrs;
+mod grid_constants;
 mod guarded_loads;
 mod internalize;
 mod kernel_entries;
@@ -148,6 +149,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
         ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let kernels = kernel_entries::find_kernels(&lines);
     let meta = meta_records::extract_meta(&mut lines)?;
+    grid_constants::align_tensor_maps(&mut lines, &meta)?;
     let shared_statics = shared_memory::move_shared(&mut lines)?;
     internalize::internalize(&mut lines, &kernels);
     let bounds = launch_bounds::launch_bounds(&meta, &kernels)?;

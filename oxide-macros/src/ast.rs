@@ -69,6 +69,9 @@ pub enum ArgKind {
     /// An output type (`DisjointSlice<T>`, ...): pointer + length on the device, plus the
     /// host-built shape words of the shaped ones.
     SliceOut { elem: Type, shape: OutShape },
+    /// `TensorMap<T, D>`: a TMA tensor map, passed by value in parameter space (128 bytes) plus
+    /// its box; the host passes `&oxide_rt::host::TensorMap<T, D>`.
+    TensorMap { elem: Type, dims: TokenStream },
     /// Syntax the validator rejects; kept so every error is reported at once.
     Invalid,
 }
@@ -250,6 +253,20 @@ pub fn classify(ty: &Type) -> ArgKind {
                 }
                 _ => None,
             };
+            if last.ident == "TensorMap" {
+                if let syn::PathArguments::AngleBracketed(ab) = &last.arguments {
+                    let args: Vec<&syn::GenericArgument> = ab.args.iter().collect();
+                    if let [syn::GenericArgument::Type(elem), dims] = args[..] {
+                        let dims = match dims {
+                            syn::GenericArgument::Const(e) => quote::quote!(#e),
+                            syn::GenericArgument::Type(t) => quote::quote!(#t),
+                            _ => return ArgKind::Invalid,
+                        };
+                        return ArgKind::TensorMap { elem: elem.clone(), dims };
+                    }
+                }
+                return ArgKind::Invalid;
+            }
             if last.ident == "Matrix" {
                 if let syn::PathArguments::AngleBracketed(ab) = &last.arguments {
                     let mut types = ab.args.iter().filter_map(|a| match a {
@@ -480,6 +497,7 @@ mod tests {
                 ArgKind::Value => "value",
                 ArgKind::SliceIn { .. } => "in",
                 ArgKind::SliceOut { .. } => "out",
+                ArgKind::TensorMap { .. } => "tensor map",
                 ArgKind::Invalid => "invalid",
             })
             .collect();

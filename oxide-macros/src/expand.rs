@@ -71,6 +71,10 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     let entry = format_ident!("__oxide_entry_{}", export);
     let mut params = Vec::new();
     let mut call = Vec::new();
+    // The type of every parameter before the current one: a tensor map's PTX parameter index
+    // counts those that take space (rustc passes no zero-sized parameter).
+    let mut param_tys: Vec<TokenStream> = Vec::new();
+    let mut grid_constants: Vec<TokenStream> = Vec::new();
     for a in &c.args {
         let id = &a.ident;
         // Pointer names tell the IR stage what it may assume: `__oxide_in_*` (plain inputs) and
@@ -86,26 +90,50 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             ArgKind::Value | ArgKind::Invalid => {
                 let ty = &a.ty;
                 params.push(quote! { #id: #ty });
+                param_tys.push(quote!(#ty));
                 call.push(quote! { #id });
+            }
+            ArgKind::TensorMap { elem, dims } => {
+                let (map, info) = (format_ident!("__oxide_tmap_{}", id), format_ident!("__oxide_tmap_info_{}", id));
+                let index = quote! { { 0u32 #(+ (::core::mem::size_of::<#param_tys>() != 0) as u32)* } };
+                params.push(
+                    quote! { #map: ::oxide_rt::__private::TensorMapParam, #info: ::oxide_rt::__private::TensorMapInfo },
+                );
+                param_tys.push(quote!(::oxide_rt::__private::TensorMapParam));
+                param_tys.push(quote!(::oxide_rt::__private::TensorMapInfo));
+                grid_constants.push(index.clone());
+                // The map stays in parameter space (the IR stage makes it 64-byte aligned and
+                // never copies it): the kernel gets its address, as CUDA's `__grid_constant__`.
+                call.push(quote! {{
+                    let _ = #map;
+                    let __oxide_addr = ::oxide_rt::__oxide_param_address!(#export, #index);
+                    // SAFETY: the address of this launch's map parameter, which the launcher filled from a `TensorMap<T, D>` of these types, and its box.
+                    unsafe { ::oxide_rt::device::TensorMap::<#elem, { #dims }>::__from_param(__oxide_addr, #info) }
+                }});
             }
             ArgKind::SliceIn { elem, matrix: false, .. } => {
                 params.push(quote! { #ptr: *const #elem, #len: usize });
+                param_tys.push(quote!(*const #elem));
+                param_tys.push(quote!(usize));
                 // SAFETY: the host launcher passed a shared borrow of a device slice of exactly `len` elements that outlives the launch.
                 call.push(quote! { unsafe { ::oxide_rt::__private::slice_from_raw(#ptr, #len) } });
             }
             ArgKind::SliceIn { elem, matrix: true, .. } => {
                 let (s0, s1) = (format_ident!("__oxide_shape0_{}", id), format_ident!("__oxide_shape1_{}", id));
                 params.push(quote! { #ptr: *const #elem, #len: usize, #s0: usize, #s1: usize });
+                param_tys.extend([quote!(*const #elem), quote!(usize), quote!(usize), quote!(usize)]);
                 // SAFETY: the host launcher passed a shared borrow of `len` elements that outlives the launch and a shape it checked (rows * cols <= len, both fit u32).
                 call.push(quote! { unsafe { ::oxide_rt::device::Matrix::from_raw(#ptr, #len, [#s0, #s1]) } });
             }
             ArgKind::SliceOut { elem, shape } => {
                 params.push(quote! { #ptr: *mut #elem, #len: usize });
+                param_tys.extend([quote!(*mut #elem), quote!(usize)]);
                 let shape = match shape {
                     OutShape::Flat => quote!([0, 0]),
                     _ => {
                         let (s0, s1) = (format_ident!("__oxide_shape0_{}", id), format_ident!("__oxide_shape1_{}", id));
                         params.push(quote! { #s0: usize, #s1: usize });
+                        param_tys.extend([quote!(usize), quote!(usize)]);
                         quote!([#s0, #s1])
                     }
                 };
@@ -174,6 +202,19 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             static #meta: [u32; 2] = [#max, #min];
         }
     });
+    // Which parameters hold tensor maps: the IR stage makes them 64-byte aligned `byval`.
+    let grid_meta = (!grid_constants.is_empty()).then(|| {
+        let meta = format_ident!("__oxide_grid_constant_{}", export);
+        let n = grid_constants.len();
+        quote! {
+            #[cfg(target_arch = "nvptx64")]
+            #[used]
+            #[unsafe(no_mangle)]
+            #[unsafe(link_section = "oxide.meta")]
+            #[allow(non_upper_case_globals)]
+            static #meta: [u32; #n] = [#(#grid_constants),*];
+        }
+    });
     quote! {
         #[cfg(target_arch = "nvptx64")]
         #[doc(hidden)]
@@ -183,6 +224,7 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         }
         #bounds
         #block_meta
+        #grid_meta
     }
 }
 
@@ -220,6 +262,18 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 // Spanned on the user's type: a missing `KernelArg` is reported there, once.
                 gpu_push.push(quote_spanned! {ty.span()=> #p::push_value(&mut __oxide_args, &#id); });
                 cpu_params.push(quote! { #id: #ty });
+                cpu_call.push(quote! { #id });
+            }
+            ArgKind::TensorMap { elem, dims } => {
+                let map_ty = quote!(::oxide_rt::host::TensorMap<'_, #elem, { #dims }>);
+                gpu_params.push(quote! { #id: &#map_ty });
+                cpu_params.push(quote! { #id: &#map_ty });
+                gpu_prep.push(quote! {
+                    let #guard = #p::tensor_map_arg(#export, #arg_name, #id, __oxide_stream)?;
+                    let (_, #ptr, #len) = #id.parts();
+                });
+                gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, #ptr); #p::PushKernelArg::arg(&mut __oxide_args, #len); });
+                cpu_prep.push(quote! { let #id = #p::tensor_map_on_cpu(#export, #arg_name, #id)?; });
                 cpu_call.push(quote! { #id });
             }
             ArgKind::SliceIn { elem, atomic, matrix } => {

@@ -227,6 +227,9 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
         (ArgKind::Invalid, Type::Path(p)) if p.path.segments.last().is_some_and(|s| s.ident == "Matrix") => err(at(&ty), format!(
             "`{shown}` is not a valid matrix argument; hint: write `Matrix<T>` with one element type, e.g. `Matrix<f32>` (read-only) or `Matrix<AtomicF32>` (shared updates)"
         )),
+        (ArgKind::Invalid, Type::Path(p)) if p.path.segments.last().is_some_and(|s| s.ident == "TensorMap") => err(at(&ty), format!(
+            "`{shown}` is not a valid tensor map argument; hint: write `TensorMap<T, D>` with the element type and the number of dimensions (1 to 5), e.g. `TensorMap<Bf16, 2>`"
+        )),
         (ArgKind::Invalid, _) => err(at(&ty), format!("`{shown}` is not a valid output slice; hint: write `DisjointSlice<T>`")),
         (ArgKind::SliceIn { elem, .. }, Type::Reference(r)) => {
             if let Some(l) = r.lifetime.as_ref().filter(|l| l.ident != "_") {

@@ -90,6 +90,7 @@ pub struct EmbeddedModule {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::device::slice::OutputSlice;
+    pub use crate::device::tma::{TensorMapInfo, TensorMapParam};
 
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::nvptx::{assume_block, assume_dims, assume_max_threads, handle_panic};

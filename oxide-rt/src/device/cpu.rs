@@ -38,6 +38,8 @@ pub(crate) enum Op {
     Warp { mask: u32, kind: WarpOp, site: Site },
     /// `activemask`.
     ActiveMask,
+    /// `mbarrier.try_wait.parity` on the barrier at `addr` for a phase that has not completed.
+    MbarrierWait { addr: usize, parity: u32, site: Site },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,6 +78,9 @@ impl Op {
             Op::Done => "exited".into(),
             Op::Barrier { site, .. } => format!("sync_threads at {site}"),
             Op::ActiveMask => "active_mask".into(),
+            Op::MbarrierWait { addr, parity, site } => {
+                format!("mbarrier wait for parity {parity} (barrier at {addr:#x}) at {site}")
+            }
             Op::Warp { mask, kind, site } => {
                 let name = match kind {
                     WarpOp::Sync => "sync_warp",
@@ -132,6 +137,8 @@ pub(crate) struct BlockMem {
     races: RefCell<Races>,
     /// Operand exchange of the tensor-core collectives and pending `cp.async` copies.
     pub(crate) tensor: RefCell<crate::device::cpu_tensor::TensorState>,
+    /// The block's mbarriers.
+    pub(crate) hopper: RefCell<crate::device::cpu_hopper::HopperState>,
 }
 
 const DYNAMIC_ALIGN: usize = 16;
@@ -158,6 +165,7 @@ impl BlockMem {
             warp_syncs: std::array::from_fn(|_| Cell::new(0)),
             races: RefCell::new(races),
             tensor: RefCell::new(Default::default()),
+            hopper: RefCell::new(Default::default()),
         }
     }
 

@@ -15,6 +15,8 @@
 //! | [`math`] | `sqrtf`, `expf`, … (libdevice), [`math::fast`] (`__expf`, …) |
 //! | [`tensor`] | `mma.sync`, `ldmatrix`, `cp.async` (sm_80): tensor cores and async copies |
 //! | [`wgmma`] | `wgmma.mma_async`, matrix descriptors, `setmaxnreg` (sm_90a): Hopper warpgroup MMA |
+//! | [`mbarrier`] | `mbarrier.*` (sm_80/sm_90): transaction barriers in shared memory |
+//! | [`tma`] | `cp.async.bulk.tensor` (sm_90): TMA copies with host-built tensor maps |
 //! | [`half`] | `__nv_bfloat16`, `__half`, TF32: [`Bf16`], [`F16`], [`Tf32`] |
 //! | [`print`](mod@print) | `printf` ([`dprintln!`](crate::dprintln)) |
 //!
@@ -26,6 +28,7 @@ pub mod atomic;
 pub mod half;
 pub mod math;
 mod matrix;
+pub mod mbarrier;
 pub(crate) mod panic_record;
 pub mod print;
 pub mod shared;
@@ -33,6 +36,7 @@ pub(crate) mod slice;
 pub mod sync;
 pub mod tensor;
 pub mod thread;
+pub mod tma;
 pub mod warp;
 pub mod wgmma;
 
@@ -41,12 +45,16 @@ pub(crate) mod nvptx;
 #[cfg(target_arch = "nvptx64")]
 use nvptx as backend;
 #[cfg(target_arch = "nvptx64")]
+pub(crate) mod nvptx_hopper;
+#[cfg(target_arch = "nvptx64")]
 pub(crate) mod nvptx_tensor;
 #[cfg(target_arch = "nvptx64")]
 pub(crate) mod nvptx_wgmma;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod cpu;
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) mod cpu_hopper;
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod cpu_tensor;
 #[cfg(not(target_arch = "nvptx64"))]
@@ -56,11 +64,12 @@ use cpu as backend;
 
 pub use crate::dim::Dim3;
 pub use crate::KernelArg;
-pub use crate::{dprint, dprintln, shared_array};
+pub use crate::{dprint, dprintln, mbarriers, shared_array};
 pub use atomic::{AtomicF32, AtomicF64, AtomicFloat, AtomicInt, Scope};
 pub use half::{Bf16, Tf32, F16};
 pub use math::Float;
 pub use matrix::Matrix;
+pub use mbarrier::{Mbarrier, Mbarriers};
 pub use oxide_macros::kernel;
 pub use shared::{dynamic_shared, Shared2d, SharedAtomic, SharedElem, SharedSlice};
 pub use slice::{
@@ -70,5 +79,6 @@ pub use slice::{
 pub use sync::{sync_threads, sync_threads_and, sync_threads_count, sync_threads_or, sync_warp};
 pub use tensor::DisjointMmaTiles;
 pub use thread::{ThreadIndex, WARP_SIZE};
+pub use tma::TensorMap;
 pub use warp::FULL_MASK;
 pub use wgmma::DisjointWgmmaTiles;

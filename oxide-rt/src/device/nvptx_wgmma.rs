@@ -85,12 +85,6 @@ pub fn commit_group() {
 }
 
 #[inline(always)]
-pub fn fence_proxy_async() {
-    // SAFETY: a memory fence between the generic and async proxies; no operands.
-    unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack)) }
-}
-
-#[inline(always)]
 pub fn setmaxnreg_inc<const R: u32>() {
     // SAFETY: changes this warp's register budget; `R` is checked in range by the caller's const assertion.
     unsafe { asm!("setmaxnreg.inc.sync.aligned.u32 {r};", r = const R, options(nostack)) }

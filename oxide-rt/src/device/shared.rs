@@ -445,6 +445,63 @@ pub fn __static_shared<T: SharedElem>(key: *const u8, len: usize) -> SharedSlice
     unsafe { SharedSlice::from_raw(ptr as *mut T, len) }
 }
 
+/// `__static_shared` with a larger alignment (`shared_array!(align(N) T, len)`).
+#[doc(hidden)]
+#[track_caller]
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn __static_shared_aligned<T: SharedElem>(key: *const u8, len: usize, align: usize) -> SharedSlice<T> {
+    let (size, align, declared) =
+        (core::mem::size_of::<T>(), core::mem::align_of::<T>().max(align), core::panic::Location::caller());
+    let ptr = backend::shared_static(key, size * len, align, declared);
+    // SAFETY: as in `__static_shared`, with the larger alignment.
+    unsafe { SharedSlice::from_raw(ptr as *mut T, len) }
+}
+
+macro_rules! align_types {
+    ($($name:ident = $n:literal),*) => {$(
+        #[doc = concat!("A `shared_array!(align(", stringify!($n), ") ..)` storage.")]
+        #[doc(hidden)]
+        #[repr(C, align($n))]
+        pub struct $name<T>(pub T);
+    )*};
+}
+align_types!(Align128 = 128, Align256 = 256, Align512 = 512, Align1024 = 1024);
+
+/// The storage type of `shared_array!(align(N) ..)`: N is 16, 128, 256, 512 or 1024.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __oxide_align_type {
+    (16, $t:ty) => { $crate::device::shared::Align16<$t> };
+    (128, $t:ty) => { $crate::device::shared::Align128<$t> };
+    (256, $t:ty) => { $crate::device::shared::Align256<$t> };
+    (512, $t:ty) => { $crate::device::shared::Align512<$t> };
+    (1024, $t:ty) => { $crate::device::shared::Align1024<$t> };
+    ($other:tt, $t:ty) => { ::core::compile_error!("shared_array!(align(N) ..): N must be 16, 128, 256, 512 or 1024") };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __oxide_align_value {
+    (16, $v:expr) => {
+        $crate::device::shared::Align16($v)
+    };
+    (128, $v:expr) => {
+        $crate::device::shared::Align128($v)
+    };
+    (256, $v:expr) => {
+        $crate::device::shared::Align256($v)
+    };
+    (512, $v:expr) => {
+        $crate::device::shared::Align512($v)
+    };
+    (1024, $v:expr) => {
+        $crate::device::shared::Align1024($v)
+    };
+    ($other:tt, $v:expr) => {
+        ()
+    };
+}
+
 /// A `shared_array!` storage: 16-byte aligned, so that vector accesses, `ldmatrix` rows and
 /// 16-byte `cp_async` copies can start at its beginning.
 #[doc(hidden)]
@@ -453,13 +510,43 @@ pub struct Align16<T>(pub T);
 
 /// Declares per-block shared memory in a kernel, like CUDA's `__shared__`:
 /// `shared_array!(f32, 256)` gives a [`SharedSlice<f32>`] of 256 elements,
-/// `shared_array!(f32, 16, 16)` a 16×16 [`Shared2d<f32>`]. The array starts 16-byte aligned.
+/// `shared_array!(f32, 16, 16)` a 16×16 [`Shared2d<f32>`]. The array starts 16-byte aligned;
+/// `shared_array!(align(1024) Bf16, 64 * 64)` starts it 1024-byte aligned (16, 128, 256, 512 or
+/// 1024), e.g. for a TMA tile with a 128-byte swizzle.
 ///
 /// Each use of the macro is one array per block; calling it again (in a loop, or the same helper
 /// from two places of one kernel) names the same memory, as in CUDA. See the
 /// [rules](crate::device::shared).
 #[macro_export]
 macro_rules! shared_array {
+    (align($a:tt) $t:ty, $n:expr) => {{
+        const __OXIDE_LEN: usize = $n;
+        #[cfg(target_arch = "nvptx64")]
+        let __oxide_shared = {
+            // The IR stage moves statics of this section to `.shared` (addrspace 3), keeping
+            // their alignment.
+            #[unsafe(link_section = "oxide.shared")]
+            static mut __OXIDE_SHARED: $crate::__oxide_align_type!($a, ::core::mem::MaybeUninit<[$t; __OXIDE_LEN]>) =
+                $crate::__oxide_align_value!($a, ::core::mem::MaybeUninit::uninit());
+            // SAFETY: as in the unaligned form: this block's array of `__OXIDE_LEN` elements.
+            unsafe {
+                $crate::device::shared::SharedSlice::<$t>::from_raw(
+                    ::core::ptr::addr_of_mut!(__OXIDE_SHARED) as *mut $t,
+                    __OXIDE_LEN,
+                )
+            }
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        let __oxide_shared = {
+            static __OXIDE_KEY: ::core::sync::atomic::AtomicU8 = ::core::sync::atomic::AtomicU8::new(0);
+            $crate::device::shared::__static_shared_aligned::<$t>(
+                &__OXIDE_KEY as *const ::core::sync::atomic::AtomicU8 as *const u8,
+                __OXIDE_LEN,
+                $a,
+            )
+        };
+        __oxide_shared
+    }};
     ($t:ty, $rows:expr, $cols:expr) => {
         $crate::device::shared::Shared2d::<$t>::from_flat($crate::shared_array!($t, ($rows) * ($cols)), $cols)
     };

@@ -503,13 +503,9 @@ pub fn wait_group<const N: u32, S: WgShape>(acc: &mut WgAcc<S>) {
 
 /// Makes this thread's earlier generic-proxy writes to shared memory (plain stores,
 /// `cp_async`) visible to the async proxy that [`mma_async`] (and TMA) read through (PTX
-/// `fence.proxy.async.shared::cta`, sm_90). Each writer runs it before the barrier that
-/// hands the tile to the `wgmma`s. Nothing to do on the CPU executor.
-#[inline(always)]
-pub fn fence_proxy_async() {
-    #[cfg(target_arch = "nvptx64")]
-    imp::fence_proxy_async();
-}
+/// `fence.proxy.async.shared::cta`, sm_90): each writer runs it before the barrier that hands
+/// the tile to the `wgmma`s. The same function as `mbarrier::fence_proxy_async`.
+pub use super::mbarrier::fence_proxy_async;
 
 /// Raises this warp's register limit to `R` (PTX `setmaxnreg.inc.sync.aligned.u32 R`, sm_90a;
 /// `R` a multiple of 8 in 24..=256), taking registers from the pool warps released with

@@ -32,6 +32,9 @@ pub enum Error {
     ContextLost { ordinal: usize, what: String, source: cudarc::driver::DriverError },
     /// Bad configuration of the runtime itself (environment variables).
     Config(String),
+    /// A TMA tensor map's shape breaks a rule of the hardware (alignment, strides, box sizes,
+    /// swizzle span) or reaches past its buffer; the message names the value and the fix.
+    TensorMap(String),
     /// The CPU executor found a hazard in the kernel that the GPU would not report: a data
     /// race in shared memory, a divergent barrier, a shuffle reading an absent lane, a thread
     /// overflowing its stack or spinning forever. `report` names the threads, their source
@@ -110,6 +113,7 @@ impl fmt::Display for Error {
                 write!(f, "{what}: {source}; {}", super::panic::lost_context_note(*ordinal))
             }
             Error::Config(msg) => f.write_str(msg),
+            Error::TensorMap(msg) => write!(f, "bad tensor map: {msg}"),
             Error::CpuCheck { kernel, check, report } => {
                 write!(f, "kernel `{kernel}` failed a CPU executor check ({check}): {report}")
             }

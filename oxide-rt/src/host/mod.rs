@@ -7,6 +7,7 @@ mod gpu;
 mod graph;
 mod image;
 mod panic;
+mod tensor_map;
 
 pub use args::{Append, DeviceInput, DeviceOutput, Matrix, Pairs, Slice2d, Slice3d};
 pub use cpu::{cpu_checks, set_cpu_checks, set_cpu_watchdog, DEFAULT_WATCHDOG_MS};
@@ -15,6 +16,7 @@ pub use gpu::{gpu_available, Gpu, MAX_LOCAL_PER_THREAD};
 pub use graph::{BuffersMut, Graph, GraphBuffers};
 pub use image::{loaded_image, loaded_images, ImageKind};
 pub use panic::{panic_in, synchronize};
+pub use tensor_map::{RawTensorMap, Swizzle, TensorMap, TensorMapDesc, TmaElem};
 
 /// Which executor runs kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +50,7 @@ pub mod __private {
     };
     pub use super::cpu::{cpu_launch, CpuKernel, SendPtr};
     pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD};
+    pub use super::tensor_map::{tensor_map_arg, tensor_map_on_cpu};
     pub use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, PushKernelArg};
     pub use std::sync::Arc;
 }

@@ -11,8 +11,19 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 /// Instruction prefixes that make threads meet: block barriers and warp collectives.
-const COLLECTIVE: &[&str] =
-    &["bar.", "barrier.", "shfl.", "vote.", "activemask", "match.", "redux.sync", "elect.sync", "mma.", "ldmatrix."];
+const COLLECTIVE: &[&str] = &[
+    "bar.",
+    "barrier.",
+    "shfl.",
+    "vote.",
+    "activemask",
+    "match.",
+    "redux.sync",
+    "elect.sync",
+    "mma.",
+    "ldmatrix.",
+    "mbarrier.",
+];
 
 #[derive(Default)]
 struct Function {
@@ -335,7 +346,9 @@ fn scan_instruction(stmt: &str, f: &mut Function) {
     // Labels (`$L__BB0_3:`) and guard predicates (`@%p1`, `@!%p1`).
     while let Some(colon) = s.find(':') {
         let label = &s[..colon];
-        if label.trim().chars().all(is_ident) && !label.trim().is_empty() {
+        // `::` belongs to an opcode (`mbarrier.try_wait.parity.shared::cta.b64`), not a label.
+        let scope = s[colon + 1..].starts_with(':');
+        if !scope && label.trim().chars().all(is_ident) && !label.trim().is_empty() {
             s = s[colon + 1..].trim_start();
         } else {
             break;
@@ -503,6 +516,11 @@ $L__BB1_1:
 	activemask.b32 	%r1;
 	ret;
 }
+.visible .entry mbar()
+{
+	{ .reg .u64 %oxg; .reg .pred %oxp; mbarrier.try_wait.parity.shared::cta.b64 %oxp, [%r1], %r2; }
+	ret;
+}
 .visible .entry indirect()
 {
 	mov.u64 	%rd4, helper_sync;
@@ -534,7 +552,7 @@ $L__BB1_1:
 
     #[test]
     fn collectives_are_found_directly_and_through_calls() {
-        for k in ["direct", "via_helper", "warp", "red", "am"] {
+        for k in ["direct", "via_helper", "warp", "red", "am", "mbar"] {
             assert!(needs_fibers(PTX, k), "{k}");
         }
     }

@@ -317,6 +317,14 @@ fn resolve(block: Dim3, fibers: &[Fiber], ready: &mut Vec<usize>, mem: &BlockMem
         fibers[i].op.set(Op::Running);
         ready.push(i);
     };
+    // Waits on mbarriers whose phase another thread has completed.
+    for i in (0..n).rev() {
+        if let Op::MbarrierWait { addr, parity, .. } = fibers[i].op.get() {
+            if crate::device::cpu_hopper::phase_done(&mem.hopper.borrow(), addr, parity) {
+                release(i, 1, 0, ready);
+            }
+        }
+    }
     for base in (0..n).step_by(32) {
         let lanes = (n - base).min(32);
         let op = |l: u32| fibers[base + l as usize].op.get();

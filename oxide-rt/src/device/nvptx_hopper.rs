@@ -1,0 +1,192 @@
+//! NVPTX backend of [`device::mbarrier`](super::mbarrier) and [`device::tma`](super::tma):
+//! inline PTX for mbarriers (sm_80 / sm_90), fences and TMA bulk tensor copies (sm_90). Each
+//! `asm!` is volatile and a compiler memory barrier, as in `nvptx.rs`.
+//!
+//! Shared-memory operands arrive as generic addresses (what a `SharedSlice` holds) and are
+//! converted with `cvta.to.shared` to the 32-bit shared addresses the instructions take.
+
+use core::arch::asm;
+
+/// # Safety
+/// `bar` is an 8-byte aligned mbarrier slot in shared memory.
+#[inline(always)]
+pub unsafe fn mbarrier_init(bar: *mut u64, count: u32) {
+    // SAFETY: guaranteed by the caller; the braces scope the temporaries.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {b}; cvt.u32.u64 %oxs, %oxg;",
+            "mbarrier.init.shared::cta.b64 [%oxs], {n}; }}",
+            b = in(reg64) bar, n = in(reg32) count, options(nostack)
+        )
+    }
+}
+
+/// # Safety
+/// `bar` is an initialised mbarrier in shared memory.
+#[inline(always)]
+pub unsafe fn mbarrier_arrive(bar: *mut u64) {
+    // SAFETY: guaranteed by the caller; the state the instruction returns is discarded.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 %oxg, %oxt; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {b}; cvt.u32.u64 %oxs, %oxg;",
+            "mbarrier.arrive.shared.b64 %oxt, [%oxs]; }}",
+            b = in(reg64) bar, options(nostack)
+        )
+    }
+}
+
+/// # Safety
+/// As [`mbarrier_arrive`].
+#[inline(always)]
+pub unsafe fn mbarrier_arrive_expect_tx(bar: *mut u64, bytes: u32) {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {b}; cvt.u32.u64 %oxs, %oxg;",
+            "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%oxs], {n}; }}",
+            b = in(reg64) bar, n = in(reg32) bytes, options(nostack)
+        )
+    }
+}
+
+/// # Safety
+/// As [`mbarrier_arrive`].
+#[inline(always)]
+pub unsafe fn mbarrier_expect_tx(bar: *mut u64, bytes: u32) {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {b}; cvt.u32.u64 %oxs, %oxg;",
+            "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%oxs], {n}; }}",
+            b = in(reg64) bar, n = in(reg32) bytes, options(nostack)
+        )
+    }
+}
+
+/// # Safety
+/// As [`mbarrier_arrive`].
+#[inline(always)]
+pub unsafe fn mbarrier_try_wait_parity(bar: *mut u64, parity: u32) -> bool {
+    let done: u32;
+    // SAFETY: guaranteed by the caller; a memory barrier for the compiler, so reads of what the phase guards stay after it.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 %oxg; .reg .u32 %oxs; .reg .pred %oxp; cvta.to.shared.u64 %oxg, {b}; cvt.u32.u64 %oxs, %oxg;",
+            "mbarrier.try_wait.parity.shared::cta.b64 %oxp, [%oxs], {p}; selp.u32 {d}, 1, 0, %oxp; }}",
+            b = in(reg64) bar, p = in(reg32) parity, d = out(reg32) done, options(nostack)
+        )
+    }
+    done != 0
+}
+
+#[inline(always)]
+pub fn fence_mbarrier_init() {
+    // SAFETY: a fence; no operands.
+    unsafe { asm!("fence.mbarrier_init.release.cluster;", options(nostack)) }
+}
+
+#[inline(always)]
+pub fn fence_proxy_async() {
+    // SAFETY: a fence; no operands.
+    unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack)) }
+}
+
+/// `cp.async.bulk.tensor.Dd` load of the box at `coords` of the tensor map at generic address
+/// `map` into shared `dst`, completing `bar`'s transaction bytes.
+///
+/// # Safety
+/// `map` is the generic address of a tensor map in param space whose box fits `dst`; `dst` is
+/// 128-byte aligned shared memory; `bar` is an initialised mbarrier in shared memory; `D` is
+/// the map's rank (1..=5) and the length of `coords`.
+#[inline(always)]
+pub unsafe fn tma_load<const D: usize>(dst: *mut u8, map: u64, coords: [i32; D], bar: *mut u64) {
+    let c = |i: usize| if i < D { coords[i] } else { 0 };
+    // SAFETY: guaranteed by the caller; the braces scope the temporaries.
+    unsafe {
+        macro_rules! load {
+            ($dim:literal, $coords:literal, $($ci:ident $n:literal),*) => {
+                asm!(
+                    "{{ .reg .u64 %oxg, %oxh; .reg .u32 %oxs, %oxb; cvta.to.shared.u64 %oxg, {d}; cvt.u32.u64 %oxs, %oxg;",
+                    "cvta.to.shared.u64 %oxh, {b}; cvt.u32.u64 %oxb, %oxh;",
+                    concat!("cp.async.bulk.tensor.", $dim, ".shared::cluster.global.mbarrier::complete_tx::bytes [%oxs], [{m}, ", $coords, "], [%oxb]; }}"),
+                    d = in(reg64) dst, b = in(reg64) bar, m = in(reg64) map,
+                    $($ci = in(reg32) c($n),)*
+                    options(nostack)
+                )
+            };
+        }
+        match D {
+            1 => load!("1d", "{{{c0}}}", c0 0),
+            2 => load!("2d", "{{{c0}, {c1}}}", c0 0, c1 1),
+            3 => load!("3d", "{{{c0}, {c1}, {c2}}}", c0 0, c1 1, c2 2),
+            4 => load!("4d", "{{{c0}, {c1}, {c2}, {c3}}}", c0 0, c1 1, c2 2, c3 3),
+            _ => load!("5d", "{{{c0}, {c1}, {c2}, {c3}, {c4}}}", c0 0, c1 1, c2 2, c3 3, c4 4),
+        }
+    }
+}
+
+/// `cp.async.bulk.tensor.Dd` store of shared `src` to the box at `coords` of the tensor map at
+/// `map`, in this thread's current bulk group.
+///
+/// # Safety
+/// `map` as in [`tma_load`]; `src` is 128-byte aligned shared memory holding the whole box.
+#[inline(always)]
+pub unsafe fn tma_store<const D: usize>(src: *const u8, map: u64, coords: [i32; D]) {
+    let c = |i: usize| if i < D { coords[i] } else { 0 };
+    // SAFETY: guaranteed by the caller; the braces scope the temporaries.
+    unsafe {
+        macro_rules! store {
+            ($dim:literal, $coords:literal, $($ci:ident $n:literal),*) => {
+                asm!(
+                    "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {s}; cvt.u32.u64 %oxs, %oxg;",
+                    concat!("cp.async.bulk.tensor.", $dim, ".global.shared::cta.bulk_group [{m}, ", $coords, "], [%oxs]; }}"),
+                    s = in(reg64) src, m = in(reg64) map,
+                    $($ci = in(reg32) c($n),)*
+                    options(nostack)
+                )
+            };
+        }
+        match D {
+            1 => store!("1d", "{{{c0}}}", c0 0),
+            2 => store!("2d", "{{{c0}, {c1}}}", c0 0, c1 1),
+            3 => store!("3d", "{{{c0}, {c1}, {c2}}}", c0 0, c1 1, c2 2),
+            4 => store!("4d", "{{{c0}, {c1}, {c2}, {c3}}}", c0 0, c1 1, c2 2, c3 3),
+            _ => store!("5d", "{{{c0}, {c1}, {c2}, {c3}, {c4}}}", c0 0, c1 1, c2 2, c3 3, c4 4),
+        }
+    }
+}
+
+#[inline(always)]
+pub fn tma_store_commit() {
+    // SAFETY: closes this thread's bulk group; no operands.
+    unsafe { asm!("cp.async.bulk.commit_group;", options(nostack)) }
+}
+
+#[inline(always)]
+pub fn tma_store_wait<const N: u32>() {
+    // SAFETY: waits for this thread's bulk groups; a memory barrier for the compiler.
+    unsafe { asm!("cp.async.bulk.wait_group {n};", n = const N, options(nostack)) }
+}
+
+#[inline(always)]
+pub fn tma_store_wait_read<const N: u32>() {
+    // SAFETY: as `tma_store_wait`.
+    unsafe { asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack)) }
+}
+
+/// The generic address of kernel parameter `param` (a PTX symbol of the running `.entry`).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __oxide_param_address {
+    ($export:literal, $index:expr) => {{
+        let a: u64;
+        // SAFETY: reads the address of one of the running kernel's own parameters; `cvta.param` turns it into a generic address, valid for the whole launch.
+        unsafe {
+            ::core::arch::asm!(
+                concat!("mov.b64 {a}, ", $export, "_param_{i};\n\tcvta.param.u64 {a}, {a};"),
+                a = out(reg64) a, i = const $index, options(nostack, nomem, pure)
+            )
+        };
+        a
+    }};
+}

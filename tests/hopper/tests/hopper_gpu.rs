@@ -1,0 +1,214 @@
+//! mbarrier and TMA on the GPU: the multi-stage mbarrier kernel against the CPU executor and
+//! the values written; a TMA load of every rank (1-D to 5-D, padded strides, boxes partly or
+//! wholly outside the tensor) against the box the host computes; every swizzle mode against
+//! its XOR pattern; a TMA store round trip; and the tensor maps oxide refuses. Skips (printing
+//! why) without a GPU, unless OXIDE_REQUIRE_GPU=1.
+use hopper_ops::check::{box_of, swizzle, values_u16, values_u32};
+use hopper_ops::kernels::{self, ROUNDS, THREADS};
+use oxide_rt::host::{synchronize, Gpu, Swizzle, TensorMap, TensorMapDesc};
+use oxide_rt::{Error, Slice2d};
+use std::sync::OnceLock;
+
+fn gpu() -> Option<&'static Gpu> {
+    static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
+    GPU.get_or_init(hopper_ops::gpu_or_skip).as_ref()
+}
+
+#[test]
+fn mbarrier_phases_over_several_stages() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let blocks = 264;
+    let mut dout = s.alloc_zeros::<u32>(blocks * THREADS * ROUNDS).unwrap();
+    kernels::launch_mbar_rounds(s, blocks as u32, THREADS as u32, &mut dout).unwrap();
+    synchronize(s).unwrap();
+    let gpu = s.clone_dtoh(&dout).unwrap();
+    let mut want = Vec::new();
+    for b in 0..blocks {
+        for t in 0..THREADS {
+            for r in 0..ROUNDS {
+                want.push((b * 100_000 + (t + r + 1) % THREADS * 1000 + r) as u32);
+            }
+        }
+    }
+    assert_eq!(gpu, want);
+    let mut cpu = vec![0u32; 4 * THREADS * ROUNDS];
+    kernels::cpu_mbar_rounds(4, THREADS as u32, &mut cpu).unwrap();
+    assert_eq!(cpu[..], gpu[..cpu.len()]);
+}
+
+/// One rank's case: the tensor, the box, and each block's box coordinates.
+struct Case<const D: usize> {
+    desc: TensorMapDesc<D>,
+    coords: Vec<[i32; D]>,
+}
+
+/// Buffer length covering the tensor.
+fn extent<const D: usize>(d: &TensorMapDesc<D>) -> usize {
+    (0..D).map(|i| (d.dims[i] - 1) * d.strides[i]).sum::<u64>() as usize + 1
+}
+
+/// Loads every box of `case` with the rank's kernel and compares each block's tile.
+fn check_rank<const D: usize>(
+    g: &Gpu,
+    case: Case<D>,
+    launch: impl Fn(
+        u32,
+        &TensorMap<'_, u32, D>,
+        &oxide_rt::cuda::CudaSlice<i32>,
+        Slice2d<'_, oxide_rt::cuda::CudaSlice<u32>>,
+    ),
+) {
+    let s = &g.stream;
+    let data = values_u32(extent(&case.desc));
+    let ddata = s.clone_htod(&data).unwrap();
+    let map = TensorMap::new(&ddata, case.desc).unwrap();
+    let n: usize = case.desc.box_dims.iter().map(|&b| b as usize).product();
+    assert_eq!(map.box_bytes() as usize, 4 * n);
+    let flat: Vec<i32> = case.coords.iter().flatten().copied().collect();
+    let dcoords = s.clone_htod(&flat).unwrap();
+    let mut dout = s.alloc_zeros::<u32>(case.coords.len() * n).unwrap();
+    launch(case.coords.len() as u32, &map, &dcoords, Slice2d::new(&mut dout, n));
+    synchronize(s).unwrap();
+    let out = s.clone_dtoh(&dout).unwrap();
+    for (b, c) in case.coords.iter().enumerate() {
+        let want = box_of(&data, &case.desc.dims, &case.desc.strides, &case.desc.box_dims, c, 0);
+        assert_eq!(out[b * n..(b + 1) * n], want[..], "{D}-D box at {c:?}");
+    }
+}
+
+#[test]
+fn tma_loads_of_every_rank() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    // Boxes inside, across the upper and lower edges, and wholly outside (all zeros).
+    check_rank(
+        g,
+        Case { desc: TensorMapDesc::row_major([1000], [256]), coords: vec![[0], [256], [900], [-100], [5000]] },
+        |n, m, c, o| kernels::launch_tma_load_1d(s, n, 128, m, c, o).unwrap(),
+    );
+    // Rows padded to 112 elements (448 bytes), 100 used.
+    check_rank(
+        g,
+        Case {
+            desc: TensorMapDesc::row_major([100, 37], [32, 8]).strides([1, 112]),
+            coords: vec![[0, 0], [32, 8], [96, 32], [-8, -4], [64, 29], [200, 0]],
+        },
+        |n, m, c, o| kernels::launch_tma_load_2d(s, n, 128, m, c, o).unwrap(),
+    );
+    check_rank(
+        g,
+        Case {
+            desc: TensorMapDesc::row_major([20, 7, 9], [8, 4, 4]).strides([1, 24, 24 * 8]),
+            coords: vec![[0, 0, 0], [16, 4, 6], [-4, -2, -2], [8, 3, 5]],
+        },
+        |n, m, c, o| kernels::launch_tma_load_3d(s, n, 128, m, c, o).unwrap(),
+    );
+    check_rank(
+        g,
+        Case {
+            desc: TensorMapDesc::row_major([12, 5, 4, 6], [4, 3, 2, 5]),
+            coords: vec![[0, 0, 0, 0], [8, 3, 3, 2], [-2, -1, 1, -3], [4, 2, 0, 5]],
+        },
+        |n, m, c, o| kernels::launch_tma_load_4d(s, n, 128, m, c, o).unwrap(),
+    );
+    check_rank(
+        g,
+        Case {
+            desc: TensorMapDesc::row_major([8, 3, 4, 2, 5], [4, 2, 3, 2, 2]),
+            coords: vec![[0, 0, 0, 0, 0], [4, 2, 2, 1, 4], [-4, -1, 3, 0, -1], [8, 0, 0, 0, 0]],
+        },
+        |n, m, c, o| kernels::launch_tma_load_5d(s, n, 128, m, c, o).unwrap(),
+    );
+}
+
+#[test]
+fn tma_swizzle_modes_permute_16_byte_chunks() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    // 200 u16 per row (400 bytes), 40 rows.
+    let (dims, strides) = ([200u64, 40], [1u64, 200]);
+    let data = values_u16(200 * 40);
+    let ddata = s.clone_htod(&data).unwrap();
+    let coords = [[0i32, 0], [64, 8], [160, 30], [-16, -3]];
+    let flat: Vec<i32> = coords.iter().flatten().copied().collect();
+    let dcoords = s.clone_htod(&flat).unwrap();
+    for (swz, inner) in [(Swizzle::None, 64u32), (Swizzle::B32, 16), (Swizzle::B64, 32), (Swizzle::B128, 64)] {
+        let desc = TensorMapDesc::row_major(dims, [inner, 16]).swizzle(swz);
+        let map = TensorMap::new(&ddata, desc).unwrap();
+        let n = inner as usize * 16;
+        let mut dout = s.alloc_zeros::<u16>(coords.len() * n).unwrap();
+        kernels::launch_tma_load_u16(s, coords.len() as u32, 128, &map, &dcoords, Slice2d::new(&mut dout, n)).unwrap();
+        synchronize(s).unwrap();
+        let out = s.clone_dtoh(&dout).unwrap();
+        for (b, c) in coords.iter().enumerate() {
+            let packed = box_of(&data, &dims, &strides, &[inner, 16], c, 0);
+            let want = swizzle(&packed, 2, swz.bytes() as usize);
+            assert_eq!(out[b * n..(b + 1) * n], want[..], "{swz:?} box at {c:?}");
+            if swz != Swizzle::None && c[0] >= 0 && c[1] >= 0 {
+                assert_ne!(want, packed, "{swz:?} must permute");
+            }
+        }
+    }
+}
+
+#[test]
+fn tma_store_round_trip() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let (w, h) = (100usize, 50usize);
+    let src: Vec<u32> = values_u32(w * h);
+    let dsrc = s.clone_htod(&src).unwrap();
+    let mut ddst = s.alloc_zeros::<u32>(w * h).unwrap();
+    let coords: Vec<[i32; 2]> = (0..4).flat_map(|x| (0..7).map(move |y| [32 * x, 8 * y])).collect();
+    let flat: Vec<i32> = coords.iter().flatten().copied().collect();
+    let dcoords = s.clone_htod(&flat).unwrap();
+    let n = 32 * 8;
+    let mut dout = s.alloc_zeros::<u32>(coords.len() * n).unwrap();
+    {
+        let smap = TensorMap::new(&dsrc, TensorMapDesc::row_major([w as u64, h as u64], [32, 8])).unwrap();
+        let dmap = TensorMap::new_mut(&mut ddst, TensorMapDesc::row_major([w as u64, h as u64], [32, 8])).unwrap();
+        kernels::launch_tma_store_2d(s, coords.len() as u32, 128, &smap, &dmap, &dcoords, Slice2d::new(&mut dout, n))
+            .unwrap();
+        synchronize(s).unwrap();
+    }
+    let dst = s.clone_dtoh(&ddst).unwrap();
+    let plus1: Vec<u32> = src.iter().map(|v| v + 1).collect();
+    assert_eq!(dst, plus1, "the boxes cover the whole tensor");
+    let out = s.clone_dtoh(&dout).unwrap();
+    for (b, c) in coords.iter().enumerate() {
+        let want = box_of(&plus1, &[w as u64, h as u64], &[1, w as u64], &[32, 8], c, 0);
+        assert_eq!(out[b * n..(b + 1) * n], want[..], "reloaded box at {c:?}");
+    }
+}
+
+#[test]
+fn bad_tensor_maps_are_refused() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let buf = s.alloc_zeros::<oxide_rt::Bf16>(4096).unwrap();
+    let refused = |r: Result<TensorMap<'_, oxide_rt::Bf16, 2>, Error>, want: &str| match r {
+        Err(Error::TensorMap(m)) => assert!(m.contains(want), "{m}"),
+        Err(e) => panic!("expected Error::TensorMap ({want}), got {e}"),
+        Ok(_) => panic!("expected Error::TensorMap ({want}), got a map"),
+    };
+    // 10 bf16 per row = 20 bytes: not a multiple of 16.
+    refused(TensorMap::new(&buf, TensorMapDesc::row_major([10, 64], [8, 8])), "not a multiple of 16");
+    refused(TensorMap::new(&buf, TensorMapDesc::row_major([64, 80], [64, 8])), "but the buffer has 4096");
+    refused(TensorMap::new(&buf, TensorMapDesc::row_major([512, 8], [512, 8])), "box_dims[0] is 512");
+    refused(
+        TensorMap::new(&buf, TensorMapDesc::row_major([64, 64], [64, 8]).swizzle(Swizzle::B64)),
+        "more than the 64-byte swizzle span",
+    );
+    let ok = TensorMap::new(&buf, TensorMapDesc::row_major([64, 64], [64, 8]).swizzle(Swizzle::B128)).unwrap();
+    assert_eq!(ok.box_bytes(), 64 * 8 * 2);
+    // The CPU executor cannot run TMA: an error naming the argument, not a wrong answer.
+    let data = s.clone_htod(&values_u32(1024)).unwrap();
+    let map = TensorMap::new(&data, TensorMapDesc::row_major([32, 32], [32, 8])).unwrap();
+    let mut out = vec![0u32; 256];
+    let e = kernels::cpu_tma_load_2d(1, 128, &map, &[0, 0], Slice2d::new(&mut out[..], 256)).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidLaunch { .. }) && e.to_string().contains("argument `map` is a TMA tensor map"),
+        "{e}"
+    );
+}
