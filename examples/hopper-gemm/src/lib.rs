@@ -5,17 +5,26 @@ pub mod kernels;
 
 use example_common::{driver_err as err, Rng};
 use oxide_rt::cuda::{CudaSlice, CudaStream};
-use oxide_rt::{Bf16, LaunchConfig, Matrix, Slice2d, F16};
+use oxide_rt::host::{Swizzle, TensorMap, TensorMapDesc};
+use oxide_rt::{Bf16, LaunchConfig, Slice2d, F16};
 use std::sync::Arc;
 
-pub use kernels::{BK, BM, BN, SHARED_BYTES, THREADS};
+pub use kernels::{A_BOX_ROWS, BK, BM, BN, SHARED_BYTES, THREADS};
 
 /// GPU size of main.rs: 4096 x 4096 x 4096.
 pub const DEFAULT_SIZE: usize = 4096;
 
 /// An element type with a GEMM kernel.
 pub trait Elem:
-    kernels::Elem + oxide_rt::KernelArg + oxide_rt::cuda::ValidAsZeroBits + Copy + Default + Send + Sync + 'static
+    kernels::Elem
+    + oxide_rt::KernelArg
+    + oxide_rt::host::TmaElem
+    + oxide_rt::cuda::ValidAsZeroBits
+    + Copy
+    + Default
+    + Send
+    + Sync
+    + 'static
 {
     /// `bf16` or `f16`.
     const NAME: &'static str;
@@ -26,68 +35,36 @@ pub trait Elem:
     fn launch(
         stream: &Arc<CudaStream>,
         cfg: LaunchConfig,
-        a: Matrix<'_, CudaSlice<Self>>,
-        bt: Matrix<'_, CudaSlice<Self>>,
+        a: &TensorMap<'_, Self, 2>,
+        bt: &TensorMap<'_, Self, 2>,
+        k: u32,
         c: Slice2d<'_, CudaSlice<Self>>,
-    ) -> Result<(), oxide_rt::Error>;
-    /// The same kernel on the CPU executor.
-    fn launch_cpu(
-        cfg: LaunchConfig,
-        a: Matrix<'_, [Self]>,
-        bt: Matrix<'_, [Self]>,
-        c: Slice2d<'_, [Self]>,
     ) -> Result<(), oxide_rt::Error>;
 }
 
-impl Elem for Bf16 {
-    const NAME: &'static str = "bf16";
-    const ROUNDING: f64 = 1.0 / 256.0;
-    fn to_f32(self) -> f32 {
-        Bf16::to_f32(self)
-    }
-    fn launch(
-        stream: &Arc<CudaStream>,
-        cfg: LaunchConfig,
-        a: Matrix<'_, CudaSlice<Self>>,
-        bt: Matrix<'_, CudaSlice<Self>>,
-        c: Slice2d<'_, CudaSlice<Self>>,
-    ) -> Result<(), oxide_rt::Error> {
-        kernels::launch_hopper_gemm_bf16_with(stream, cfg, a, bt, c)
-    }
-    fn launch_cpu(
-        cfg: LaunchConfig,
-        a: Matrix<'_, [Self]>,
-        bt: Matrix<'_, [Self]>,
-        c: Slice2d<'_, [Self]>,
-    ) -> Result<(), oxide_rt::Error> {
-        kernels::cpu_hopper_gemm_bf16_with(cfg, a, bt, c)
-    }
+macro_rules! elem {
+    ($t:ty, $name:literal, $rounding:expr, $launch:ident) => {
+        impl Elem for $t {
+            const NAME: &'static str = $name;
+            const ROUNDING: f64 = $rounding;
+            fn to_f32(self) -> f32 {
+                <$t>::to_f32(self)
+            }
+            fn launch(
+                stream: &Arc<CudaStream>,
+                cfg: LaunchConfig,
+                a: &TensorMap<'_, Self, 2>,
+                bt: &TensorMap<'_, Self, 2>,
+                k: u32,
+                c: Slice2d<'_, CudaSlice<Self>>,
+            ) -> Result<(), oxide_rt::Error> {
+                kernels::$launch(stream, cfg, a, bt, k, c)
+            }
+        }
+    };
 }
-
-impl Elem for F16 {
-    const NAME: &'static str = "f16";
-    const ROUNDING: f64 = 1.0 / 2048.0;
-    fn to_f32(self) -> f32 {
-        F16::to_f32(self)
-    }
-    fn launch(
-        stream: &Arc<CudaStream>,
-        cfg: LaunchConfig,
-        a: Matrix<'_, CudaSlice<Self>>,
-        bt: Matrix<'_, CudaSlice<Self>>,
-        c: Slice2d<'_, CudaSlice<Self>>,
-    ) -> Result<(), oxide_rt::Error> {
-        kernels::launch_hopper_gemm_f16_with(stream, cfg, a, bt, c)
-    }
-    fn launch_cpu(
-        cfg: LaunchConfig,
-        a: Matrix<'_, [Self]>,
-        bt: Matrix<'_, [Self]>,
-        c: Slice2d<'_, [Self]>,
-    ) -> Result<(), oxide_rt::Error> {
-        kernels::cpu_hopper_gemm_f16_with(cfg, a, bt, c)
-    }
-}
+elem!(Bf16, "bf16", 1.0 / 256.0, launch_hopper_gemm_bf16_with);
+elem!(F16, "f16", 1.0 / 2048.0, launch_hopper_gemm_f16_with);
 
 pub struct Problem<T> {
     pub m: usize,
@@ -121,19 +98,23 @@ pub fn reference_at<T: Elem>(p: &Problem<T>, i: usize, j: usize) -> (f64, f64) {
     (dot, (p.k as f64 + 2.0) * u * abs * 1.01 + dot.abs() * T::ROUNDING * 1.01)
 }
 
-/// One block per 128 x 256 tile of C, 193 KiB of dynamic shared memory.
+/// One block per 128 x 256 tile of C, 194 KiB of dynamic shared memory.
 pub fn config(m: usize, n: usize) -> LaunchConfig {
     LaunchConfig::new((n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1), (THREADS, 1, 1))
         .shared_mem_bytes(SHARED_BYTES as u32)
 }
 
-fn check<T: Elem>(p: &Problem<T>) -> Result<(), oxide_rt::Error> {
+/// `Err` naming the fix when the problem cannot run (k not a multiple of 8, sizes past the limits).
+pub fn check<T: Elem>(p: &Problem<T>) -> Result<(), oxide_rt::Error> {
     let bad = |reason: String| Err(oxide_rt::Error::InvalidLaunch { kernel: "hopper_gemm", reason });
     if !p.k.is_multiple_of(8) {
-        return bad(format!("k = {} must be a multiple of 8 (16-byte rows for the copies); pad it", p.k));
+        return bad(format!("k = {} must be a multiple of 8 (TMA needs rows of a multiple of 16 bytes); pad it", p.k));
     }
     if p.a.len() != p.m * p.k || p.bt.len() != p.n * p.k {
         return bad("A or B does not hold m*k or n*k elements".into());
+    }
+    if p.k > u32::MAX as usize || p.m > i32::MAX as usize || p.n > i32::MAX as usize {
+        return bad(format!("{} x {} x {} exceeds TMA's 32-bit coordinates; split the product", p.m, p.n, p.k));
     }
     if p.m.div_ceil(BM) > 65535 {
         return bad(format!("m = {} needs more than 65535 block rows; split the product", p.m));
@@ -141,52 +122,49 @@ fn check<T: Elem>(p: &Problem<T>) -> Result<(), oxide_rt::Error> {
     Ok(())
 }
 
-/// The problem's matrices on the GPU.
+/// The problem's inputs on the GPU.
 pub struct OnGpu<T> {
     pub a: CudaSlice<T>,
     pub bt: CudaSlice<T>,
-    pub c: CudaSlice<T>,
 }
 
-pub fn upload<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<OnGpu<T>, oxide_rt::Error> {
+/// The inputs on the GPU and a zeroed C.
+pub fn upload<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<(OnGpu<T>, CudaSlice<T>), oxide_rt::Error> {
     check(p)?;
-    Ok(OnGpu {
+    let g = OnGpu {
         a: stream.clone_htod(&p.a).map_err(err("copying A to the GPU"))?,
         bt: stream.clone_htod(&p.bt).map_err(err("copying B to the GPU"))?,
-        c: stream.alloc_zeros(p.m * p.n).map_err(err("allocating C"))?,
-    })
+    };
+    Ok((g, stream.alloc_zeros(p.m * p.n).map_err(err("allocating C"))?))
 }
 
-/// One launch on matrices already on the GPU (the benchmark's unit).
-pub fn launch<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>, g: &mut OnGpu<T>) -> Result<(), oxide_rt::Error> {
-    T::launch(
-        stream,
-        config(p.m, p.n),
-        Matrix::new(&g.a, p.m, p.k),
-        Matrix::new(&g.bt, p.n, p.k),
-        Slice2d::new(&mut g.c, p.n),
-    )
+/// The TMA maps of A (boxes of 64 rows) and B transposed (boxes of 256 rows), 64 columns wide
+/// with 128-byte swizzle: what the kernel's shared-memory layouts expect.
+pub fn maps<'a, T: Elem>(
+    p: &Problem<T>,
+    g: &'a OnGpu<T>,
+) -> Result<(TensorMap<'a, T, 2>, TensorMap<'a, T, 2>), oxide_rt::Error> {
+    let desc = |rows: usize, box_rows: usize| {
+        TensorMapDesc::row_major([p.k as u64, rows as u64], [BK as u32, box_rows as u32]).swizzle(Swizzle::B128)
+    };
+    Ok((TensorMap::new(&g.a, desc(p.m, A_BOX_ROWS))?, TensorMap::new(&g.bt, desc(p.n, BN))?))
+}
+
+/// One launch with maps already made (the benchmark's unit).
+pub fn launch<T: Elem>(
+    stream: &Arc<CudaStream>,
+    p: &Problem<T>,
+    (a, bt): &(TensorMap<'_, T, 2>, TensorMap<'_, T, 2>),
+    c: &mut CudaSlice<T>,
+) -> Result<(), oxide_rt::Error> {
+    T::launch(stream, config(p.m, p.n), a, bt, p.k as u32, Slice2d::new(c, p.n))
 }
 
 pub fn run_gpu<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<Vec<T>, oxide_rt::Error> {
-    let mut g = upload(stream, p)?;
-    launch(stream, p, &mut g)?;
+    let (g, mut c) = upload(stream, p)?;
+    launch(stream, p, &maps(p, &g)?, &mut c)?;
     oxide_rt::host::synchronize(stream)?;
-    stream.clone_dtoh(&g.c).map_err(err("copying C back"))
-}
-
-/// The CPU executor's answer: an `Err`, as it does not emulate wgmma (kept so the example
-/// shows what a user without a Hopper GPU gets).
-pub fn run_cpu<T: Elem>(p: &Problem<T>) -> Result<Vec<T>, oxide_rt::Error> {
-    check(p)?;
-    let mut c = vec![T::default(); p.m * p.n];
-    T::launch_cpu(
-        config(p.m, p.n),
-        Matrix::new(&p.a[..], p.m, p.k),
-        Matrix::new(&p.bt[..], p.n, p.k),
-        Slice2d::new(&mut c[..], p.n),
-    )?;
-    Ok(c)
+    stream.clone_dtoh(&c).map_err(err("copying C back"))
 }
 
 /// Every element (or, with `sample`, every `sample`-th row and column) within the reference's
