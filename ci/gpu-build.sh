@@ -23,7 +23,7 @@ rm -rf "$scaffold"
 tests() { cargo test --locked "$@" --no-run --message-format=json 2>/dev/null \
   | grep -o '"executable":"[^"]*"' | cut -d'"' -f4; }
 for t in $(tests -p oxide-e2e --test run) $(tests -p device-api --test gpu --test gpu_panic --test gpu_fault --test gpu_graph --test gpu_multi) \
-         $(tests -p tensor-ops --test tensor_gpu) $(tests -p bf16-gemm --test bf16_gemm_gpu | grep /deps/) \
+         $(tests -p tensor-ops --test tensor_gpu) $(tests -p hopper-ops --test hopper_gpu) $(tests -p bf16-gemm --test bf16_gemm_gpu | grep /deps/) \
          $(tests -p multi_gpu --test gpus | grep /deps/) $(tests -p scan --test graph_replay | grep /deps/) \
          $(tests -p interop --test interop_gpu) \
          $(tests --release -p differential --test differential) $(tests -p prebuilt --test image); do

@@ -6,75 +6,64 @@
 use crate::error::{Error, ErrorKind};
 
 /// A device-API operation by the PTX instruction it emits (a prefix), with the oldest
-/// architecture oxide supports it on — or, for arch-specific operations (`exact`), the one
-/// architecture (`sm_90a`) whose PTX target has it: every architecture of the build must be it.
+/// architecture oxide supports it on.
 struct Operation {
     ptx: &'static str,
     api: &'static str,
     sm: u32,
-    exact: bool,
 }
-
-/// The target arch-specific operations need.
-const SM_90A: &str = "sm_90a";
 
 const OPERATIONS: &[Operation] = &[
     Operation {
         ptx: "mma.sync.aligned.m16n8k16.row.col.f32.bf16",
         api: "tensor::mma_sync on Bf16 fragments (M16N8K16)",
         sm: 80,
-        exact: false,
     },
     Operation {
         ptx: "mma.sync.aligned.m16n8k16.row.col.f32.f16",
         api: "tensor::mma_sync on F16 fragments (M16N8K16)",
         sm: 80,
-        exact: false,
     },
     Operation {
         ptx: "mma.sync.aligned.m16n8k8.row.col.f32.tf32",
         api: "tensor::mma_sync on Tf32 fragments (M16N8K8)",
         sm: 80,
-        exact: false,
     },
-    Operation {
-        ptx: "mma.sync.aligned.m16n8k32",
-        api: "tensor::mma_sync on i8 fragments (M16N8K32)",
-        sm: 80,
-        exact: false,
-    },
-    Operation { ptx: "ldmatrix.", api: "tensor::ldmatrix_* (or FragA::load / FragB::load*)", sm: 80, exact: false },
+    Operation { ptx: "mma.sync.aligned.m16n8k32", api: "tensor::mma_sync on i8 fragments (M16N8K32)", sm: 80 },
+    Operation { ptx: "ldmatrix.", api: "tensor::ldmatrix_* (or FragA::load / FragB::load*)", sm: 80 },
     // Before `cp.async.`: the TMA forms share its prefix.
-    Operation { ptx: "cp.async.bulk.tensor.", api: "tma::TensorMap::load / store", sm: 90, exact: false },
-    Operation { ptx: "cp.async.bulk.", api: "tma::store_commit / store_wait", sm: 90, exact: false },
-    Operation { ptx: "cp.async.", api: "tensor::cp_async / cp_async_commit / cp_async_wait", sm: 80, exact: false },
-    Operation { ptx: "mbarrier.init.", api: "mbarrier::Mbarriers::init", sm: 80, exact: false },
-    Operation { ptx: "mbarrier.arrive.expect_tx.", api: "mbarrier::Mbarrier::arrive_expect_tx", sm: 90, exact: false },
-    Operation { ptx: "mbarrier.arrive.", api: "mbarrier::Mbarrier::arrive", sm: 80, exact: false },
-    Operation { ptx: "mbarrier.expect_tx.", api: "mbarrier::Mbarrier::expect_tx", sm: 90, exact: false },
-    Operation {
-        ptx: "mbarrier.try_wait.",
-        api: "mbarrier::Mbarrier::try_wait_parity / wait_parity",
-        sm: 90,
-        exact: false,
-    },
-    Operation {
-        ptx: "fence.mbarrier_init.",
-        api: "mbarrier::fence_mbarrier_init (Mbarriers::init_async)",
-        sm: 90,
-        exact: false,
-    },
-    Operation {
-        ptx: "fence.proxy.async",
-        api: "mbarrier::fence_proxy_async / wgmma::fence_proxy_async",
-        sm: 90,
-        exact: false,
-    },
-    Operation { ptx: "wgmma.mma_async", api: "wgmma::mma_async", sm: 90, exact: true },
-    Operation { ptx: "wgmma.fence", api: "wgmma::fence", sm: 90, exact: true },
-    Operation { ptx: "wgmma.commit_group", api: "wgmma::commit_group", sm: 90, exact: true },
-    Operation { ptx: "wgmma.wait_group", api: "wgmma::wait_group", sm: 90, exact: true },
-    Operation { ptx: "setmaxnreg.", api: "wgmma::setmaxnreg_inc / setmaxnreg_dec", sm: 90, exact: true },
+    Operation { ptx: "cp.async.bulk.tensor.", api: "tma::TensorMap::load / store", sm: 90 },
+    Operation { ptx: "cp.async.bulk.", api: "tma::store_commit / store_wait", sm: 90 },
+    Operation { ptx: "cp.async.", api: "tensor::cp_async / cp_async_commit / cp_async_wait", sm: 80 },
+    Operation { ptx: "mbarrier.init.", api: "mbarrier::Mbarriers::init", sm: 80 },
+    Operation { ptx: "mbarrier.arrive.expect_tx.", api: "mbarrier::Mbarrier::arrive_expect_tx", sm: 90 },
+    Operation { ptx: "mbarrier.arrive.", api: "mbarrier::Mbarrier::arrive", sm: 80 },
+    Operation { ptx: "mbarrier.expect_tx.", api: "mbarrier::Mbarrier::expect_tx", sm: 90 },
+    Operation { ptx: "mbarrier.complete_tx.", api: "mbarrier::Mbarrier::complete_tx", sm: 90 },
+    Operation { ptx: "mbarrier.try_wait.", api: "mbarrier::Mbarrier::try_wait_parity / wait_parity", sm: 90 },
+    Operation { ptx: "fence.mbarrier_init.", api: "mbarrier::fence_mbarrier_init (Mbarriers::init_async)", sm: 90 },
+    Operation { ptx: "fence.proxy.async", api: "mbarrier::fence_proxy_async (= wgmma::fence_proxy_async)", sm: 90 },
+    Operation { ptx: ".reqnctapercluster", api: "#[kernel(cluster(..))]", sm: 90 },
+    Operation { ptx: "barrier.cluster.", api: "cluster::arrive / wait / sync", sm: 90 },
+    Operation { ptx: "mapa.", api: "cluster::map_shared", sm: 90 },
+    Operation { ptx: "elect.sync", api: "specialize::elect_sync", sm: 90 },
+];
+
+/// Special registers (matched anywhere in an instruction, e.g. `mov.u32 %r1, %cluster_ctarank`).
+const REGISTERS: &[Operation] = &[
+    Operation { ptx: "%cluster_", api: "cluster::ctarank / nctarank / cluster_dim / block_in_cluster", sm: 90 },
+    Operation { ptx: "%clusterid", api: "cluster::cluster_idx", sm: 90 },
+    Operation { ptx: "%nclusterid", api: "cluster::grid_clusters", sm: 90 },
+];
+
+/// Operations of the arch-specific targets only (`sm_90a`: `sm` with an `a`), which no plain
+/// target has, however new.
+const ARCH_SPECIFIC: &[Operation] = &[
+    Operation { ptx: "setmaxnreg.", api: "specialize::setmaxnreg_inc / setmaxnreg_dec", sm: 90 },
+    Operation { ptx: "wgmma.mma_async", api: "wgmma::mma_async", sm: 90 },
+    Operation { ptx: "wgmma.fence", api: "wgmma::fence", sm: 90 },
+    Operation { ptx: "wgmma.commit_group", api: "wgmma::commit_group", sm: 90 },
+    Operation { ptx: "wgmma.wait_group", api: "wgmma::wait_group", sm: 90 },
 ];
 
 /// `sm_90a` → 90.
@@ -83,11 +72,12 @@ fn number(arch: &str) -> u32 {
 }
 
 /// Err when the PTX uses an operation newer than `lowest`, the lowest architecture built, or an
-/// arch-specific one while some architecture of the build (`archs`) is not `sm_90a`.
+/// arch-specific one while some architecture of the build (`archs`) is not its target.
 pub(crate) fn check(ptx: &str, lowest: &str, archs: &[String]) -> Result<(), Error> {
     let have = number(lowest);
-    // The arch that lacks an arch-specific operation: the first that is not sm_90a.
-    let not_specific = archs.iter().map(String::as_str).chain([lowest]).find(|a| *a != SM_90A);
+    // An arch-specific target's PTX (`.target sm_90a`) only assembles for that target: the first
+    // architecture of the build that is another one lacks every arch-specific operation.
+    let other = |sm: u32| archs.iter().map(String::as_str).chain([lowest]).find(|a| *a != format!("sm_{sm}a"));
     let mut function = "";
     let mut found: Vec<String> = Vec::new();
     for line in ptx.lines() {
@@ -99,16 +89,28 @@ pub(crate) fn check(ptx: &str, lowest: &str, archs: &[String]) -> Result<(), Err
         // Inline PTX may put several instructions on one line, after `{` or `;`.
         for stmt in line.split([';', '{']) {
             let stmt = stmt.trim_start();
-            let lacking = |op: &Operation| if op.exact { not_specific.is_some() } else { op.sm > have };
-            let Some(op) = OPERATIONS.iter().find(|op| stmt.starts_with(op.ptx) && lacking(op)) else { continue };
-            let instruction = stmt.split_whitespace().next().unwrap_or(op.ptx);
-            let what = match (op.exact, not_specific) {
-                (true, Some(arch)) => format!(
-                    "`{}` (PTX `{instruction}`), used by `{function}`, needs {SM_90A} exactly (an arch-specific \
-                     instruction), but this build also targets {arch}",
-                    op.api
-                ),
-                _ => format!("`{}` (PTX `{instruction}`), used by `{function}`, needs sm_{} or newer", op.api, op.sm),
+            let newer = OPERATIONS.iter().find(|op| op.sm > have && stmt.starts_with(op.ptx));
+            let register = REGISTERS.iter().find(|op| op.sm > have && stmt.contains(op.ptx));
+            let specific =
+                ARCH_SPECIFIC.iter().find_map(|op| Some((op, other(op.sm)?)).filter(|_| stmt.starts_with(op.ptx)));
+            let what = if let Some(op) = newer.or(register) {
+                let shown = match register {
+                    Some(r) if newer.is_none() => stmt.split_whitespace().find(|w| w.contains(r.ptx)).unwrap_or(r.ptx),
+                    _ => stmt.split_whitespace().next().unwrap_or(op.ptx),
+                };
+                let shown = shown.trim_end_matches(',');
+                format!("`{}` (PTX `{shown}`), used by `{function}`, needs sm_{} or newer", op.api, op.sm)
+            } else if let Some((op, arch)) = specific {
+                format!(
+                    "`{}` (PTX `{}`), used by `{function}`, needs the arch-specific target sm_{}a (`.arch(\"sm_{}a\")`) \
+                     alone, but this build also targets {arch}",
+                    op.api,
+                    stmt.split_whitespace().next().unwrap_or(op.ptx),
+                    op.sm,
+                    op.sm
+                )
+            } else {
+                continue;
             };
             if !found.contains(&what) {
                 found.push(what);
@@ -118,7 +120,7 @@ pub(crate) fn check(ptx: &str, lowest: &str, archs: &[String]) -> Result<(), Err
     if found.is_empty() {
         return Ok(());
     }
-    let fix = if found.iter().any(|f| f.contains(SM_90A)) {
+    let fix = if found.iter().any(|f| f.contains("arch-specific")) {
         "fix: build this module for `.arch(\"sm_90a\")` alone in build.rs (its kernels then run on sm_90 GPUs only), \
          and keep kernels for other GPUs in another module"
     } else {
@@ -174,7 +176,7 @@ mod tests {
 
     #[test]
     fn new_enough_architectures_and_plain_kernels_pass() {
-        check(PTX, "sm_80", &archs(&["sm_80", "sm_90"])).unwrap();
+        check(PTX, "sm_80", &archs(&["sm_80"])).unwrap();
         check(PTX, "sm_90a", &archs(&["sm_90a"])).unwrap();
         check(
             ".visible .entry saxpy(\n)\n{\n\tfma.rn.f32 %f1, %f2, %f3, %f4;\n\tret;\n}\n",
@@ -182,39 +184,6 @@ mod tests {
             &archs(&["sm_75"]),
         )
         .unwrap();
-    }
-
-    fn archs(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
-    }
-
-    const WGMMA: &str = ".version 8.0\n.target sm_90a\n.visible .entry hopper(\n)\n{\n\
-        \twgmma.fence.sync.aligned;\n\
-        \t{ .reg .pred %oxp; setp.ne.b32 %oxp, %r1, 0;\n\twgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%r2}, %rd1, %rd2, %oxp, 1, 1, 0, 0; }\n\
-        \tsetmaxnreg.inc.sync.aligned.u32 240;\n\
-        \tfence.proxy.async.shared::cta;\n\tret;\n}\n";
-
-    #[test]
-    fn arch_specific_operations_need_sm_90a_alone() {
-        check(WGMMA, "sm_90a", &archs(&["sm_90a"])).unwrap();
-        for (lowest, built) in [("sm_90", &["sm_90"][..]), ("sm_80", &["sm_80", "sm_90a"][..])] {
-            let m = check(WGMMA, lowest, &archs(built)).unwrap_err().to_string();
-            assert!(
-                m.contains(&format!("`wgmma::mma_async` (PTX `wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`), used by `hopper`, needs sm_90a exactly (an arch-specific instruction), but this build also targets {lowest}")),
-                "{m}"
-            );
-            assert!(m.contains("`wgmma::fence` (PTX `wgmma.fence.sync.aligned`)"), "{m}");
-            assert!(
-                m.contains("`wgmma::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`)"),
-                "{m}"
-            );
-            assert!(m.contains("fix: build this module for `.arch(\"sm_90a\")` alone"), "{m}");
-        }
-        // sm_80 also lacks the proxy fence (sm_90); plain sm_90 has it.
-        let m = check(WGMMA, "sm_80", &archs(&["sm_80", "sm_90a"])).unwrap_err().to_string();
-        assert!(m.contains("`mbarrier::fence_proxy_async / wgmma::fence_proxy_async` (PTX `fence.proxy.async.shared::cta`), used by `hopper`, needs sm_90 or newer"), "{m}");
-        let m = check(WGMMA, "sm_90", &archs(&["sm_90"])).unwrap_err().to_string();
-        assert!(!m.contains("fence_proxy_async"), "{m}");
     }
 
     const HOPPER: &str = ".version 8.0\n.target sm_90\n.visible .entry tma(\n\t.param .align 64 .b8 tma_param_0[128]\n)\n{\n\
@@ -238,7 +207,7 @@ mod tests {
             ("mbarrier::Mbarrier::arrive_expect_tx", "mbarrier.arrive.expect_tx.shared::cta.b64"),
             ("mbarrier::Mbarrier::try_wait_parity / wait_parity", "mbarrier.try_wait.parity.shared::cta.b64"),
             ("mbarrier::fence_mbarrier_init (Mbarriers::init_async)", "fence.mbarrier_init.release.cluster"),
-            ("mbarrier::fence_proxy_async / wgmma::fence_proxy_async", "fence.proxy.async.shared::cta"),
+            ("mbarrier::fence_proxy_async (= wgmma::fence_proxy_async)", "fence.proxy.async.shared::cta"),
             ("tma::store_commit / store_wait", "cp.async.bulk.commit_group"),
         ] {
             assert!(m.contains(&format!("`{api}` (PTX `{ptx}`), used by `tma`, needs sm_90")), "{api}: {m}");
@@ -252,6 +221,67 @@ mod tests {
         );
         check(HOPPER, "sm_90", &archs(&["sm_90"])).unwrap();
         check(HOPPER, "sm_90a", &archs(&["sm_90a"])).unwrap();
+    }
+
+    const CLUSTER: &str =
+        ".version 8.0\n.target sm_90\n.visible .entry dsmem(\n)\n.explicitcluster\n.reqnctapercluster 2, 1, 1\n{\n\
+        \tmov.u32 %r1, %cluster_ctarank;\n\tmov.u32 %r2, %clusterid.x;\n\
+        \tbarrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;\n\tmapa.u64 %rd2, %rd1, %r3;\n\
+        \t{ .reg .pred %oxp; elect.sync _|%oxp, 0xffffffff; }\n\tsetmaxnreg.inc.sync.aligned.u32 240;\n\tret;\n}\n";
+
+    #[test]
+    fn cluster_operations_need_sm_90_and_setmaxnreg_sm_90a() {
+        let m = check(CLUSTER, "sm_80", &archs(&["sm_80"])).unwrap_err().to_string();
+        for (api, ptx) in [
+            ("#[kernel(cluster(..))]", ".reqnctapercluster"),
+            ("cluster::ctarank / nctarank / cluster_dim / block_in_cluster", "%cluster_ctarank"),
+            ("cluster::cluster_idx", "%clusterid.x"),
+            ("cluster::arrive / wait / sync", "barrier.cluster.arrive.release"),
+            ("cluster::map_shared", "mapa.u64"),
+            ("specialize::elect_sync", "elect.sync"),
+        ] {
+            assert!(m.contains(&format!("`{api}` (PTX `{ptx}`), used by `dsmem`, needs sm_90 or newer")), "{api}: {m}");
+        }
+        let m90 = check(CLUSTER, "sm_90", &archs(&["sm_90"])).unwrap_err().to_string();
+        assert!(!m90.contains("needs sm_90 or newer"), "{m90}");
+        assert!(
+            m90.contains("`specialize::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`), used by `dsmem`, needs the arch-specific target sm_90a"),
+            "{m90}"
+        );
+        check(CLUSTER, "sm_90a", &archs(&["sm_90a"])).unwrap();
+    }
+
+    fn archs(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    const WGMMA: &str = ".version 8.0\n.target sm_90a\n.visible .entry hopper(\n)\n{\n\
+        \twgmma.fence.sync.aligned;\n\
+        \t{ .reg .pred %oxp; setp.ne.b32 %oxp, %r1, 0;\n\twgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%r2}, %rd1, %rd2, %oxp, 1, 1, 0, 0; }\n\
+        \tsetmaxnreg.inc.sync.aligned.u32 240;\n\
+        \tfence.proxy.async.shared::cta;\n\tret;\n}\n";
+
+    #[test]
+    fn arch_specific_operations_need_sm_90a_alone() {
+        check(WGMMA, "sm_90a", &archs(&["sm_90a"])).unwrap();
+        for (lowest, built) in [("sm_90", &["sm_90"][..]), ("sm_80", &["sm_80", "sm_90a"][..])] {
+            let m = check(WGMMA, lowest, &archs(built)).unwrap_err().to_string();
+            assert!(
+                m.contains(&format!("`wgmma::mma_async` (PTX `wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`), used by `hopper`, needs the arch-specific target sm_90a (`.arch(\"sm_90a\")`) alone, but this build also targets {lowest}")),
+                "{m}"
+            );
+            assert!(m.contains("`wgmma::fence` (PTX `wgmma.fence.sync.aligned`)"), "{m}");
+            assert!(
+                m.contains("`specialize::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`)"),
+                "{m}"
+            );
+            assert!(m.contains("fix: build this module for `.arch(\"sm_90a\")` alone"), "{m}");
+        }
+        // sm_80 also lacks the proxy fence (sm_90); plain sm_90 has it.
+        let m = check(WGMMA, "sm_80", &archs(&["sm_80", "sm_90a"])).unwrap_err().to_string();
+        assert!(m.contains("`mbarrier::fence_proxy_async (= wgmma::fence_proxy_async)` (PTX `fence.proxy.async.shared::cta`), used by `hopper`, needs sm_90 or newer"), "{m}");
+        let m = check(WGMMA, "sm_90", &archs(&["sm_90"])).unwrap_err().to_string();
+        assert!(!m.contains("fence_proxy_async"), "{m}");
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub struct Kernel<'a> {
     pub launch_bounds: Option<LaunchBounds>,
     /// `#[kernel(block(x, y, z))]`: every launch uses exactly this block shape.
     pub block: Option<BlockShape>,
+    /// `#[kernel(cluster(x, y, z))]`: every launch forms thread-block clusters of this shape.
+    pub cluster: Option<ClusterShape>,
     /// `#[kernel(dims = N)]`: launches use only the first N dimensions (enforced by the
     /// launchers), which the device entry tells the optimiser so index math drops the rest.
     pub dims: u8,
@@ -26,6 +28,11 @@ pub struct Kernel<'a> {
     pub unsafe_fn: bool,
     /// Attribute errors, reported together with the validator's.
     pub attr_errors: Vec<Error>,
+}
+
+/// `cluster(x[, y[, z]])`: integer literals, at most 8 blocks in all.
+pub struct ClusterShape {
+    pub dims: [u32; 3],
 }
 
 pub struct LaunchBounds {
@@ -139,6 +146,7 @@ impl<'a> Kernel<'a> {
             args,
             launch_bounds: attr.launch_bounds,
             block: attr.block,
+            cluster: attr.cluster,
             dims: attr.dims.unwrap_or(3),
             instantiate: attr.instantiate,
             instantiate_span: attr.instantiate_span,
@@ -303,13 +311,14 @@ pub fn classify(ty: &Type) -> ArgKind {
 struct Attr {
     launch_bounds: Option<LaunchBounds>,
     block: Option<BlockShape>,
+    cluster: Option<ClusterShape>,
     dims: Option<u8>,
     name: Option<syn::LitStr>,
     instantiate: Vec<Instance>,
     instantiate_span: Option<Span>,
 }
 
-const ATTR_HINT: &str = "hint: `#[kernel]` takes `launch_bounds(max_threads[, min_blocks])`, `block(x[, y[, z]])`, `dims = 1|2|3`, `name = \"symbol\"` and `instantiate(type, ..)`";
+const ATTR_HINT: &str = "hint: `#[kernel]` takes `launch_bounds(max_threads[, min_blocks])`, `block(x[, y[, z]])`, `cluster(x[, y[, z]])`, `dims = 1|2|3`, `name = \"symbol\"` and `instantiate(type, ..)`";
 
 impl Attr {
     /// `launch_bounds(256[, 2])`, `name = "sym"`, `instantiate(f32, (f64, u32))`, comma separated.
@@ -322,6 +331,8 @@ impl Attr {
                 self.launch_bounds = Some(parse_launch_bounds(&key, input)?);
             } else if key == "block" {
                 self.block = Some(parse_block(&key, input)?);
+            } else if key == "cluster" {
+                self.cluster = Some(parse_cluster(&key, input)?);
             } else if key == "name" {
                 input.parse::<syn::Token![=]>()?;
                 self.name = Some(input.parse()?);
@@ -412,6 +423,46 @@ fn parse_block(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<B
     let one: syn::Expr = syn::parse_quote!(1);
     let extents = [0, 1, 2].map(|i| exprs.get(i).cloned().unwrap_or_else(|| one.clone()));
     Ok(BlockShape { extents, literals, span: paren.join() })
+}
+
+fn parse_cluster(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<ClusterShape> {
+    const HINT: &str = "hint: `#[kernel(cluster(2))]` or `#[kernel(cluster(2, 2))]`: at most 8 blocks per cluster";
+    let (exprs, paren) = parenthesized_exprs(
+        key,
+        input,
+        &format!("`cluster` needs the cluster's extents in blocks in parentheses; {HINT}"),
+    )?;
+    if exprs.is_empty() || exprs.len() > 3 {
+        return Err(Error::new(paren.join(), format!("`cluster(..)` takes one to three extents (x, y, z); {HINT}")));
+    }
+    let mut dims = [1u32; 3];
+    for (i, e) in exprs.iter().enumerate() {
+        match e {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(lit), .. }) => match lit.base10_parse::<u32>() {
+                Ok(v @ 1..=8) => dims[i] = v,
+                _ => {
+                    return Err(Error::new(
+                        lit.span(),
+                        format!("a cluster extent must be in 1..=8, found `{lit}`; {HINT}"),
+                    ))
+                }
+            },
+            other => {
+                return Err(Error::new(
+                    other.span(),
+                    format!("`cluster` takes integer literals, found `{}`; {HINT}", crate::valid::show(other)),
+                ))
+            }
+        }
+    }
+    let blocks = dims[0] * dims[1] * dims[2];
+    if blocks > 8 {
+        return Err(Error::new(
+            paren.join(),
+            format!("`cluster(..)` of {blocks} blocks: a cluster has at most 8; {HINT}"),
+        ));
+    }
+    Ok(ClusterShape { dims })
 }
 
 fn parse_launch_bounds(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::Result<LaunchBounds> {

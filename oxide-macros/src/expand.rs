@@ -202,6 +202,19 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             static #meta: [u32; 2] = [#max, #min];
         }
     });
+    // `cluster(x, y, z)`: `.reqnctapercluster` through a meta record, as `block(..)` above.
+    let cluster_meta = k.cluster.as_ref().map(|c| {
+        let meta = format_ident!("__oxide_cluster_{}", export);
+        let [x, y, z] = c.dims;
+        quote! {
+            #[cfg(target_arch = "nvptx64")]
+            #[used]
+            #[unsafe(no_mangle)]
+            #[unsafe(link_section = "oxide.meta")]
+            #[allow(non_upper_case_globals)]
+            static #meta: [u32; 3] = [#x, #y, #z];
+        }
+    });
     // Which parameters hold tensor maps: the IR stage makes them 64-byte aligned `byval`.
     let grid_meta = (!grid_constants.is_empty()).then(|| {
         let meta = format_ident!("__oxide_grid_constant_{}", export);
@@ -224,6 +237,7 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         }
         #bounds
         #block_meta
+        #cluster_meta
         #grid_meta
     }
 }
@@ -410,6 +424,16 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         let [x, y, z] = &b.extents;
         quote! { #p::check_block(#export, [#x, #y, #z], &config)?; }
     });
+    let (check_cluster, cpu_cluster) = match &k.cluster {
+        Some(c) => {
+            let [x, y, z] = c.dims;
+            (
+                Some(quote! { #p::check_cluster(#export, [#x, #y, #z], &config)?; }),
+                Some(quote! { #p::cluster_on_cpu(#export, [#x, #y, #z])?; }),
+            )
+        }
+        None => (None, None),
+    };
     let doc_launch = format!(
         "Launches kernel `{export}` on `stream` with `grid` blocks of `block` threads.\n\n\
          Checks the configuration against the device first and returns `Err` instead of launching."
@@ -447,6 +471,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             let __oxide_stream: &#p::CudaStream = stream;
             #p::check_dims(#export, #dims, &config)?;
             #check_block
+            #check_cluster
             let (__oxide_func, __oxide_cfg, __oxide_pad) = __OXIDE_KERNEL.prepare(stream, &config)?;
             #(#gpu_prep)*
             let mut __oxide_args = __oxide_stream.launch_builder(&__oxide_func);
@@ -479,6 +504,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             #(#cpu_params),*
         ) -> ::core::result::Result<(), ::oxide_rt::Error> {
             static __OXIDE_KERNEL: #p::CpuKernel = #cpu_kernel;
+            #cpu_cluster
             #p::check_dims(#export, #dims, &config)?;
             #check_block
             #(#cpu_prep)*

@@ -264,6 +264,16 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
             }
             check_value_type(elem, err);
         }
+        (ArgKind::TensorMap { elem, dims }, _) => {
+            if let Ok(lit) = syn::parse2::<syn::LitInt>(dims.clone()) {
+                if !matches!(lit.base10_parse::<u8>(), Ok(1..=5)) {
+                    err(at(&lit), format!(
+                        "`{shown}`: a TMA tensor map has 1 to 5 dimensions, not {lit}; hint: map the tensor with at most 5 (merge contiguous ones)"
+                    ));
+                }
+            }
+            check_value_type(elem, err);
+        }
         (ArgKind::Value, _) => check_value_type(ty, err),
         _ => {}
     }

@@ -135,6 +135,37 @@ pub mod __private {
         }
         Ok(())
     }
+    /// Rejects a launch of a `#[kernel(cluster(..))]` kernel whose grid is not a whole number
+    /// of clusters in every dimension.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub fn check_cluster(
+        kernel: &'static str,
+        cluster: [u32; 3],
+        cfg: &crate::LaunchConfig,
+    ) -> Result<(), crate::Error> {
+        let g = cfg.grid;
+        if [g.x, g.y, g.z].iter().zip(cluster).any(|(&g, c)| g % c != 0) {
+            return Err(crate::Error::InvalidLaunch {
+                kernel,
+                reason: format!(
+                    "the kernel is declared `#[kernel(cluster({}, {}, {}))]` but the grid {}x{}x{} is not a whole number of clusters; make each grid extent a multiple of the cluster's",
+                    cluster[0], cluster[1], cluster[2], g.x, g.y, g.z
+                ),
+            });
+        }
+        Ok(())
+    }
+    /// What the CPU launcher of a `#[kernel(cluster(..))]` kernel returns.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub fn cluster_on_cpu(kernel: &'static str, cluster: [u32; 3]) -> Result<(), crate::Error> {
+        Err(crate::Error::InvalidLaunch {
+            kernel,
+            reason: format!(
+                "the kernel is declared `#[kernel(cluster({}, {}, {}))]`, and the CPU executor does not run the blocks of a thread-block cluster together (cluster barriers, distributed shared memory); launch it on the GPU (`launch_*`)",
+                cluster[0], cluster[1], cluster[2]
+            ),
+        })
+    }
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::arg::push_value;
     pub use crate::arg::{assert_kernel_arg, KernelArg};

@@ -56,11 +56,11 @@ impl Elem for F16 {
 /// `empty` barrier, which the producer waits for before refilling it. `setmaxnreg` moves
 /// registers from the producer (40) to the consumers (232), which hold 128 accumulators each.
 #[inline(always)]
-fn gemm<T: Elem>(
+fn gemm<T: Elem, const GROUP: usize, const WARP_ARRIVE: bool>(
     a: TensorMap<T, 2>,
     bt: TensorMap<T, 2>,
     k: u32,
-    c: &mut DisjointWgmmaTiles<T, BM, BN, FIRST_CONSUMER>,
+    c: &mut DisjointWgmmaTiles<T, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
     let full = mbarriers!(STAGES);
     let empty = mbarriers!(STAGES);
@@ -73,7 +73,7 @@ fn gemm<T: Elem>(
     let ring_a = LayoutA::<T>::ring::<{ 2 * STAGES }>(sa);
     let ring_b = LayoutB::<T>::ring::<STAGES>(sb);
     full.init_async(1);
-    empty.init_async(2 * 128);
+    empty.init_async(if WARP_ARRIVE { 2 * 4 } else { 2 * 128 });
     let t = thread::thread_rank() as usize;
     let (row0, col0) = c.origin();
     let k_tiles = (k as usize).div_ceil(BK);
@@ -116,14 +116,14 @@ fn gemm<T: Elem>(
         commit_group();
         // Keep this k-tile's group in flight; the previous one is done, so its stage is free.
         wait_group::<1, _>(&mut acc);
-        if kt > 0 {
+        if kt > 0 && (!WARP_ARRIVE || thread::lane_id() == 0) {
             empty.get((kt - 1) % STAGES).arrive();
         }
     }
     wait_group::<0, _>(&mut acc);
 
     for i in (0..BN / 2).step_by(2) {
-        let (x, y) = (T::from_f32(acc.get(i)), T::from_f32(acc.get(i + 1)));
+        let [x, y] = T::pair_from_f32(acc.get(i), acc.get(i + 1));
         if let Some(p) = c.pair_mut(i) {
             *p = [x, y];
         } else {
@@ -137,6 +137,10 @@ fn gemm<T: Elem>(
     }
 }
 
+/// Tile-rows per group of the block order (see `DisjointWgmmaTiles`): blocks launched together
+/// share rows of A and columns of B in L2.
+pub const GROUP: usize = 8;
+
 /// `C = A * B` in bf16 (f32 accumulation): `a` maps A (`m x k`), `bt` maps B transposed
 /// (`n x k`), both row-major with boxes of 64 columns x 64 rows (`a`) / 256 rows (`bt`) and
 /// 128-byte swizzle (the host builds them); C is `m x n` row-major. A block of three warpgroups
@@ -146,9 +150,9 @@ pub fn hopper_gemm_bf16(
     a: TensorMap<Bf16, 2>,
     bt: TensorMap<Bf16, 2>,
     k: u32,
-    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER>,
+    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
-    gemm(a, bt, k, &mut c);
+    gemm::<_, GROUP, true>(a, bt, k, &mut c);
 }
 
 /// [`hopper_gemm_bf16`] on f16.
@@ -157,7 +161,52 @@ pub fn hopper_gemm_f16(
     a: TensorMap<F16, 2>,
     bt: TensorMap<F16, 2>,
     k: u32,
-    mut c: DisjointWgmmaTiles<F16, BM, BN, FIRST_CONSUMER>,
+    mut c: DisjointWgmmaTiles<F16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
-    gemm(a, bt, k, &mut c);
+    gemm::<_, GROUP, true>(a, bt, k, &mut c);
+}
+
+/// Variants for tuning (`hopper-gemm variants`): plain block order, every consumer thread
+/// arriving on the `empty` barriers.
+#[kernel(block(THREADS), launch_bounds(384, 1))]
+pub fn hopper_gemm_bf16_g1_all(
+    a: TensorMap<Bf16, 2>,
+    bt: TensorMap<Bf16, 2>,
+    k: u32,
+    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, 1>,
+) {
+    gemm::<_, 1, false>(a, bt, k, &mut c);
+}
+
+/// Variant: groups of 8 tile-rows, every consumer thread arriving.
+#[kernel(block(THREADS), launch_bounds(384, 1))]
+pub fn hopper_gemm_bf16_g8_all(
+    a: TensorMap<Bf16, 2>,
+    bt: TensorMap<Bf16, 2>,
+    k: u32,
+    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, 8>,
+) {
+    gemm::<_, 8, false>(a, bt, k, &mut c);
+}
+
+/// Variant: plain block order, one arrival per consumer warp.
+#[kernel(block(THREADS), launch_bounds(384, 1))]
+pub fn hopper_gemm_bf16_g1_warp(
+    a: TensorMap<Bf16, 2>,
+    bt: TensorMap<Bf16, 2>,
+    k: u32,
+    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, 1>,
+) {
+    gemm::<_, 1, true>(a, bt, k, &mut c);
+}
+
+/// Variant: groups of 16 tile-rows, one arrival per consumer warp.
+#[kernel(block(THREADS), launch_bounds(384, 1))]
+pub fn hopper_gemm_bf16_g16_warp(
+    a: TensorMap<Bf16, 2>,
+    bt: TensorMap<Bf16, 2>,
+    k: u32,
+    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, 16>,
+) {
+    gemm::<_, 16, true>(a, bt, k, &mut c);
 }

@@ -160,6 +160,27 @@ pub fn launch<T: Elem>(
     T::launch(stream, config(p.m, p.n), a, bt, p.k as u32, Slice2d::new(c, p.n))
 }
 
+/// Tuning variants of the bf16 kernel, by name (`hopper-gemm variants`).
+pub const VARIANTS: [&str; 5] = ["g8_warp (default)", "g1_all", "g8_all", "g1_warp", "g16_warp"];
+
+/// One launch of bf16 variant `v` (an index into [`VARIANTS`]).
+pub fn launch_variant(
+    stream: &Arc<CudaStream>,
+    p: &Problem<Bf16>,
+    (a, bt): &(TensorMap<'_, Bf16, 2>, TensorMap<'_, Bf16, 2>),
+    c: &mut CudaSlice<Bf16>,
+    v: usize,
+) -> Result<(), oxide_rt::Error> {
+    let (cfg, k, c) = (config(p.m, p.n), p.k as u32, Slice2d::new(c, p.n));
+    match v {
+        1 => kernels::launch_hopper_gemm_bf16_g1_all_with(stream, cfg, a, bt, k, c),
+        2 => kernels::launch_hopper_gemm_bf16_g8_all_with(stream, cfg, a, bt, k, c),
+        3 => kernels::launch_hopper_gemm_bf16_g1_warp_with(stream, cfg, a, bt, k, c),
+        4 => kernels::launch_hopper_gemm_bf16_g16_warp_with(stream, cfg, a, bt, k, c),
+        _ => kernels::launch_hopper_gemm_bf16_with(stream, cfg, a, bt, k, c),
+    }
+}
+
 pub fn run_gpu<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<Vec<T>, oxide_rt::Error> {
     let (g, mut c) = upload(stream, p)?;
     launch(stream, p, &maps(p, &g)?, &mut c)?;

@@ -19,6 +19,9 @@ fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("bench") {
         return run_main(|_, gpu| bench(gpu.ok_or("bench needs a GPU (OXIDE_BACKEND=cuda)")?));
     }
+    if std::env::args().nth(1).as_deref() == Some("variants") {
+        return run_main(|_, gpu| variants(gpu.ok_or("variants needs a GPU (OXIDE_BACKEND=cuda)")?));
+    }
     run_main(|_, gpu| {
         let gpu =
             gpu.ok_or("hopper-gemm needs an sm_90 GPU (H100 / H200): the CPU executor runs neither TMA nor wgmma")?;
@@ -58,13 +61,29 @@ fn bench(gpu: &Gpu) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-fn bench_one<T: Elem>(gpu: &Gpu, size: usize) -> Result<(), Box<dyn Error>> {
+/// Every tuning variant of the bf16 kernel, checked and timed like `bench`.
+fn variants(gpu: &Gpu) -> Result<(), Box<dyn Error>> {
     let s = &gpu.stream;
-    let p = hopper_gemm::problem::<T>(7, size, size, size);
-    let (g, mut c) = hopper_gemm::upload(s, &p)?;
-    let maps = hopper_gemm::maps(&p, &g)?;
+    for size in [4096usize, 8192] {
+        let p = hopper_gemm::problem::<Bf16>(7, size, size, size);
+        let (g, mut c) = hopper_gemm::upload(s, &p)?;
+        let maps = hopper_gemm::maps(&p, &g)?;
+        for (v, name) in hopper_gemm::VARIANTS.iter().enumerate() {
+            let ms = time(gpu, || hopper_gemm::launch_variant(s, &p, &maps, &mut c, v))?;
+            let tflops = 2.0 * (size as f64).powi(3) / (ms * 1e-3) / 1e12;
+            let got = s.clone_dtoh(&c)?;
+            let ok = hopper_gemm::compare(&p, &got, 509).map(|_| "ok").unwrap_or("WRONG");
+            println!("variant {name},{size},{ms:.4},{tflops:.1},{ok}");
+        }
+    }
+    Ok(())
+}
+
+/// The median of 20 timed runs of `launch` (CUDA events), after 3 warm-up runs.
+fn time(gpu: &Gpu, mut launch: impl FnMut() -> Result<(), oxide_rt::Error>) -> Result<f64, Box<dyn Error>> {
+    let s = &gpu.stream;
     for _ in 0..3 {
-        hopper_gemm::launch(s, &p, &maps, &mut c)?;
+        launch()?;
     }
     oxide_rt::host::synchronize(s)?;
     let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
@@ -72,14 +91,22 @@ fn bench_one<T: Elem>(gpu: &Gpu, size: usize) -> Result<(), Box<dyn Error>> {
     for _ in 0..20 {
         let (start, end) = (gpu.ctx.new_event(flags)?, gpu.ctx.new_event(flags)?);
         start.record(s)?;
-        hopper_gemm::launch(s, &p, &maps, &mut c)?;
+        launch()?;
         end.record(s)?;
         end.synchronize()?;
         ms.push(start.elapsed_ms(&end)? as f64);
     }
     oxide_rt::host::synchronize(s)?;
     ms.sort_by(f64::total_cmp);
-    let median = ms[ms.len() / 2];
+    Ok(ms[ms.len() / 2])
+}
+
+fn bench_one<T: Elem>(gpu: &Gpu, size: usize) -> Result<(), Box<dyn Error>> {
+    let s = &gpu.stream;
+    let p = hopper_gemm::problem::<T>(7, size, size, size);
+    let (g, mut c) = hopper_gemm::upload(s, &p)?;
+    let maps = hopper_gemm::maps(&p, &g)?;
+    let median = time(gpu, || hopper_gemm::launch(s, &p, &maps, &mut c))?;
     let tflops = 2.0 * (size as f64).powi(3) / (median * 1e-3) / 1e12;
     println!("hopper_gemm_{},{size},{median:.4},{tflops:.1}", T::NAME);
     // A spot check that the timed kernel computes the product.

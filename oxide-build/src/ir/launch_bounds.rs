@@ -6,6 +6,8 @@ use super::{err, IrError, MetaRecord};
 const LAUNCH_BOUNDS_PREFIX: &str = "__oxide_launch_bounds_";
 /// Meta records with this prefix carry the kernel's required block `[x, y, z]`.
 const BLOCK_PREFIX: &str = "__oxide_block_";
+/// Meta records with this prefix carry the kernel's cluster shape `[x, y, z]`.
+const CLUSTER_PREFIX: &str = "__oxide_cluster_";
 
 /// Turns launch-bounds records into the function attributes LLVM 22's NVPTX
 /// backend reads (`.maxntid` / `.minnctapersm` in the PTX).
@@ -18,6 +20,10 @@ pub(super) fn launch_bounds(
     // launch bounds' minimum of resident blocks.
     let required: Vec<&str> = meta.iter().filter_map(|(r, _)| r.name.strip_prefix(BLOCK_PREFIX)).collect();
     for (record, line) in meta {
+        if let Some(kernel) = record.name.strip_prefix(CLUSTER_PREFIX) {
+            out.push(cluster(record, *line, kernel, kernels)?);
+            continue;
+        }
         if let Some(kernel) = record.name.strip_prefix(BLOCK_PREFIX) {
             out.push(required_block(record, *line, kernel, kernels)?);
             continue;
@@ -50,6 +56,33 @@ pub(super) fn launch_bounds(
         out.push((kernel.to_string(), attrs));
     }
     Ok(out)
+}
+
+/// `#[kernel(cluster(x, y, z))]`: `.reqnctapercluster x, y, z` (and `.explicitcluster`), so
+/// every launch forms clusters of that shape.
+fn cluster(
+    record: &MetaRecord,
+    line: usize,
+    kernel: &str,
+    kernels: &[String],
+) -> Result<(String, Vec<String>), IrError> {
+    if !kernels.iter().any(|k| k == kernel) {
+        return Err(err(
+            line,
+            &record.name,
+            format!("a cluster shape names `{kernel}`, which is not a kernel in this module"),
+        ));
+    }
+    match record.values[..] {
+        [x, y, z] if x >= 1 && y >= 1 && z >= 1 && x * y * z <= 8 => {
+            Ok((kernel.to_string(), vec![format!("\"nvvm.cluster_dim\"=\"{x},{y},{z}\"")]))
+        }
+        _ => Err(err(
+            line,
+            &record.name,
+            format!("a cluster shape must be [x, y, z] with at most 8 blocks, found {:?}", record.values),
+        )),
+    }
 }
 
 /// `#[kernel(block(x, y, z))]`: `.reqntid x, y, z` (instead of `.maxntid`, which PTX does not
@@ -110,6 +143,21 @@ mod tests {
         let line = line_of(&out, "define ptx_kernel void @k");
         assert!(line.contains("\"nvvm.reqntid\"=\"16,16,1\"") && line.contains("\"nvvm.minctasm\"=\"2\""), "{line}");
         assert!(!line.contains("maxntid"), "{line}");
+    }
+
+    #[test]
+    fn a_cluster_shape_becomes_the_cluster_attribute() {
+        let ir = "@__oxide_cluster_k = constant [3 x i32] [i32 2, i32 2, i32 1], section \"oxide.meta\", align 4\n\
+                  @__oxide_block_k = constant [3 x i32] [i32 128, i32 1, i32 1], section \"oxide.meta\", align 4\n\
+                  define ptx_kernel void @k(ptr %p) unnamed_addr #0 {\n  ret void\n}\n";
+        let line = run(ir).ir;
+        let line = line_of(&line, "define ptx_kernel void @k");
+        assert!(
+            line.contains("\"nvvm.cluster_dim\"=\"2,2,1\"") && line.contains("\"nvvm.reqntid\"=\"128,1,1\""),
+            "{line}"
+        );
+        let big = ir.replace("[i32 2, i32 2, i32 1]", "[i32 4, i32 4, i32 1]");
+        assert!(process(&big).unwrap_err().to_string().contains("at most 8 blocks"));
     }
 
     #[test]

@@ -117,6 +117,19 @@ pub(crate) unsafe fn mbarrier_expect_tx(bar: *mut u64, bytes: u32) {
 /// # Safety
 /// As [`mbarrier_init`].
 #[track_caller]
+pub(crate) unsafe fn mbarrier_complete_tx(bar: *mut u64, bytes: u32) {
+    let completed = with_barrier(bar, "mbarrier.complete_tx", |b| {
+        b.tx -= i64::from(bytes);
+        b.complete_if_done()
+    });
+    if completed {
+        with_block(|mem, _| mem.epoch.set(mem.epoch.get().wrapping_add(1)));
+    }
+}
+
+/// # Safety
+/// As [`mbarrier_init`].
+#[track_caller]
 pub(crate) unsafe fn mbarrier_try_wait_parity(bar: *mut u64, parity: u32) -> bool {
     let site = Location::caller();
     if with_barrier(bar, "mbarrier.try_wait.parity", |b| b.phases & 1 != parity) {
@@ -168,3 +181,51 @@ pub(crate) fn tma_store_wait<const N: u32>() {
 pub(crate) fn tma_store_wait_read<const N: u32>() {
     no_tma("cp.async.bulk.wait_group.read")
 }
+
+/// The cluster special registers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClusterReg {
+    CtaRank,
+    NCtaRank,
+    ClusterId,
+    ClusterNCtaId,
+    ClusterCtaId,
+    NClusterId,
+}
+
+/// Every block is a cluster of one on the CPU executor (launchers of `cluster(..)` kernels
+/// refuse to run), which is also what the GPU reports for a launch without clusters.
+pub(crate) fn cluster_reg(r: ClusterReg) -> crate::dim::Dim3 {
+    use crate::dim::Dim3;
+    match r {
+        ClusterReg::CtaRank => Dim3::new(0, 1, 1),
+        ClusterReg::NCtaRank => Dim3::new(1, 1, 1),
+        ClusterReg::ClusterId => super::cpu::block_idx(),
+        ClusterReg::ClusterNCtaId => Dim3::new(1, 1, 1),
+        ClusterReg::ClusterCtaId => Dim3::new(0, 0, 0),
+        ClusterReg::NClusterId => super::cpu::grid_dim(),
+    }
+}
+
+/// A cluster of one block: the cluster barrier is the block barrier (arrive and wait are
+/// split on the GPU; here the arrival is the barrier and the wait has nothing left to do).
+#[track_caller]
+pub(crate) fn cluster_arrive() {
+    super::cpu::sync_threads()
+}
+
+pub(crate) fn cluster_wait() {}
+
+/// # Safety
+/// `rank` is 0 (the only block of a one-block cluster).
+pub(crate) unsafe fn mapa(local: *mut u8, _rank: u32) -> *mut u8 {
+    local
+}
+
+#[track_caller]
+pub(crate) fn elect_sync() -> bool {
+    let ballot = super::cpu::vote_ballot(u32::MAX, true);
+    ballot.trailing_zeros() == super::cpu::lane_id()
+}
+
+pub(crate) fn setmaxnreg<const N: u32, const INC: bool>() {}

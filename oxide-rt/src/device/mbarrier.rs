@@ -16,6 +16,7 @@
 //! | [`Mbarrier::arrive`] | `mbarrier.arrive.shared.b64` | sm_80 |
 //! | [`Mbarrier::arrive_expect_tx`] | `mbarrier.arrive.expect_tx.shared::cta.b64` | sm_90 |
 //! | [`Mbarrier::expect_tx`] | `mbarrier.expect_tx.relaxed.cta.shared::cta.b64` | sm_90 |
+//! | [`Mbarrier::complete_tx`] | `mbarrier.complete_tx.relaxed.cta.shared::cta.b64` | sm_90 |
 //! | [`Mbarrier::try_wait_parity`], [`Mbarrier::wait_parity`] | `mbarrier.try_wait.parity.shared::cta.b64` | sm_90 |
 //! | [`fence_mbarrier_init`] | `fence.mbarrier_init.release.cluster` | sm_90 |
 //! | [`fence_proxy_async`] | `fence.proxy.async.shared::cta` | sm_90 |
@@ -166,6 +167,15 @@ impl Mbarrier {
     pub fn expect_tx(self, bytes: u32) {
         // SAFETY: as in `arrive`.
         unsafe { imp::mbarrier_expect_tx(self.ptr(), bytes) }
+    }
+
+    /// Counts `bytes` of the current phase's expected transactions as done, as a completed
+    /// copy does (`mbarrier.complete_tx`, sm_90): for a producer that delivers data another way.
+    #[inline(always)]
+    #[track_caller]
+    pub fn complete_tx(self, bytes: u32) {
+        // SAFETY: as in `arrive`.
+        unsafe { imp::mbarrier_complete_tx(self.ptr(), bytes) }
     }
 
     /// Whether the phase of parity `parity` (0 or 1; only its lowest bit counts) has completed,

@@ -17,6 +17,8 @@
 //! | [`wgmma`] | `wgmma.mma_async`, matrix descriptors, `setmaxnreg` (sm_90a): Hopper warpgroup MMA |
 //! | [`mbarrier`] | `mbarrier.*` (sm_80/sm_90): transaction barriers in shared memory |
 //! | [`tma`] | `cp.async.bulk.tensor` (sm_90): TMA copies with host-built tensor maps |
+//! | [`cluster`] | thread-block clusters (sm_90): ranks, cluster barriers, distributed shared memory |
+//! | [`specialize`] | `elect.sync` (sm_90), `setmaxnreg` (sm_90a): warp specialization |
 //! | [`half`] | `__nv_bfloat16`, `__half`, TF32: [`Bf16`], [`F16`], [`Tf32`] |
 //! | [`print`](mod@print) | `printf` ([`dprintln!`](crate::dprintln)) |
 //!
@@ -25,6 +27,7 @@
 //! `oxide_rt::host::synchronize` (or the next launch).
 
 pub mod atomic;
+pub mod cluster;
 pub mod half;
 pub mod math;
 mod matrix;
@@ -33,6 +36,7 @@ pub(crate) mod panic_record;
 pub mod print;
 pub mod shared;
 pub(crate) mod slice;
+pub mod specialize;
 pub mod sync;
 pub mod tensor;
 pub mod thread;

@@ -66,6 +66,20 @@ pub unsafe fn mbarrier_expect_tx(bar: *mut u64, bytes: u32) {
 /// # Safety
 /// As [`mbarrier_arrive`].
 #[inline(always)]
+pub unsafe fn mbarrier_complete_tx(bar: *mut u64, bytes: u32) {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {b}; cvt.u32.u64 %oxs, %oxg;",
+            "mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%oxs], {n}; }}",
+            b = in(reg64) bar, n = in(reg32) bytes, options(nostack)
+        )
+    }
+}
+
+/// # Safety
+/// As [`mbarrier_arrive`].
+#[inline(always)]
 pub unsafe fn mbarrier_try_wait_parity(bar: *mut u64, parity: u32) -> bool {
     let done: u32;
     // SAFETY: guaranteed by the caller; a memory barrier for the compiler, so reads of what the phase guards stay after it.
@@ -189,4 +203,95 @@ macro_rules! __oxide_param_address {
         };
         a
     }};
+}
+
+/// The cluster special registers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ClusterReg {
+    CtaRank,
+    NCtaRank,
+    ClusterId,
+    ClusterNCtaId,
+    ClusterCtaId,
+    NClusterId,
+}
+
+#[inline(always)]
+pub fn cluster_reg(r: ClusterReg) -> crate::dim::Dim3 {
+    macro_rules! read {
+        ($x:literal, $y:literal, $z:literal) => {{
+            let (x, y, z): (u32, u32, u32);
+            // SAFETY: special-register reads; no operands, no memory.
+            unsafe {
+                asm!(concat!("mov.u32 {x}, ", $x, ";\n\tmov.u32 {y}, ", $y, ";\n\tmov.u32 {z}, ", $z, ";"),
+                    x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, options(nostack, nomem, pure))
+            };
+            crate::dim::Dim3::new(x, y, z)
+        }};
+        ($x:literal) => {{
+            let x: u32;
+            // SAFETY: a special-register read; no operands, no memory.
+            unsafe { asm!(concat!("mov.u32 {x}, ", $x, ";"), x = out(reg32) x, options(nostack, nomem, pure)) };
+            crate::dim::Dim3::new(x, 1, 1)
+        }};
+    }
+    match r {
+        ClusterReg::CtaRank => read!("%cluster_ctarank"),
+        ClusterReg::NCtaRank => read!("%cluster_nctarank"),
+        ClusterReg::ClusterId => read!("%clusterid.x", "%clusterid.y", "%clusterid.z"),
+        ClusterReg::ClusterNCtaId => read!("%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z"),
+        ClusterReg::ClusterCtaId => read!("%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z"),
+        ClusterReg::NClusterId => read!("%nclusterid.x", "%nclusterid.y", "%nclusterid.z"),
+    }
+}
+
+#[inline(always)]
+pub fn cluster_arrive() {
+    // SAFETY: a cluster barrier arrival (non-`.aligned`: threads may reach it through different instructions); the reach rule is documented on `cluster::sync`. A memory barrier for the compiler.
+    unsafe { asm!("barrier.cluster.arrive.release;", options(nostack)) }
+}
+
+#[inline(always)]
+pub fn cluster_wait() {
+    // SAFETY: as `cluster_arrive`.
+    unsafe { asm!("barrier.cluster.wait.acquire;", options(nostack)) }
+}
+
+/// The generic address of `local` (generic, shared) in the block of rank `rank`.
+///
+/// # Safety
+/// `local` is in this block's shared memory and `rank < %cluster_nctarank`.
+#[inline(always)]
+pub unsafe fn mapa(local: *mut u8, rank: u32) -> *mut u8 {
+    let r: *mut u8;
+    // SAFETY: guaranteed by the caller; computes an address, touches no memory.
+    unsafe {
+        asm!("mapa.u64 {r}, {a}, {b};", r = out(reg64) r, a = in(reg64) local, b = in(reg32) rank, options(nostack, nomem, pure))
+    };
+    r
+}
+
+#[inline(always)]
+pub fn elect_sync() -> bool {
+    let e: u32;
+    // SAFETY: a warp collective over every lane (the rule on `specialize::elect_sync`); registers only.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %oxp; elect.sync _|%oxp, 0xffffffff; selp.u32 {e}, 1, 0, %oxp; }}",
+            e = out(reg32) e, options(nostack)
+        )
+    };
+    e != 0
+}
+
+#[inline(always)]
+pub fn setmaxnreg<const N: u32, const INC: bool>() {
+    // SAFETY: a warpgroup collective on the register file (the rule on `specialize::setmaxnreg_inc`); `N` is checked by the caller.
+    unsafe {
+        if INC {
+            asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack))
+        } else {
+            asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack))
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! NVPTX backend of [`device::wgmma`](super::wgmma): inline PTX for `wgmma` and `setmaxnreg`
+//! NVPTX backend of [`device::wgmma`](super::wgmma): inline PTX for `wgmma`, shared-space addresses and the 16-bit pair conversions
 //! (sm_90a). Each `asm!` is volatile and a compiler memory barrier (`wgmma` reads shared
 //! memory); oxide-build marks every function `convergent`.
 //!
@@ -72,6 +72,28 @@ shape!(mma_n64, wait_n64, 64, [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 2
 shape!(mma_n128, wait_n128, 128, [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
 shape!(mma_n256, wait_n256, 256, [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]);
 
+/// `[x, y]` as bf16 bits (`cvt.rn.bf16x2.f32` puts its first source in the high half).
+#[inline(always)]
+pub fn cvt_bf16x2(x: f32, y: f32) -> [u16; 2] {
+    let d: u32;
+    // SAFETY: a register-only conversion.
+    unsafe {
+        asm!("cvt.rn.bf16x2.f32 {d}, {y}, {x};", d = out(reg32) d, x = in(reg32) x.to_bits(), y = in(reg32) y.to_bits(), options(nostack, nomem, pure))
+    };
+    [d as u16, (d >> 16) as u16]
+}
+
+/// `[x, y]` as f16 bits (`cvt.rn.f16x2.f32`, first source in the high half).
+#[inline(always)]
+pub fn cvt_f16x2(x: f32, y: f32) -> [u16; 2] {
+    let d: u32;
+    // SAFETY: a register-only conversion.
+    unsafe {
+        asm!("cvt.rn.f16x2.f32 {d}, {y}, {x};", d = out(reg32) d, x = in(reg32) x.to_bits(), y = in(reg32) y.to_bits(), options(nostack, nomem, pure))
+    };
+    [d as u16, (d >> 16) as u16]
+}
+
 #[inline(always)]
 pub fn fence() {
     // SAFETY: orders register and shared-memory accesses for the wgmmas that follow; no operands.
@@ -82,16 +104,4 @@ pub fn fence() {
 pub fn commit_group() {
     // SAFETY: closes this warpgroup's group of pending wgmmas; no operands.
     unsafe { asm!("wgmma.commit_group.sync.aligned;", options(nostack)) }
-}
-
-#[inline(always)]
-pub fn setmaxnreg_inc<const R: u32>() {
-    // SAFETY: changes this warp's register budget; `R` is checked in range by the caller's const assertion.
-    unsafe { asm!("setmaxnreg.inc.sync.aligned.u32 {r};", r = const R, options(nostack)) }
-}
-
-#[inline(always)]
-pub fn setmaxnreg_dec<const R: u32>() {
-    // SAFETY: as `setmaxnreg_inc`.
-    unsafe { asm!("setmaxnreg.dec.sync.aligned.u32 {r};", r = const R, options(nostack)) }
 }

@@ -34,7 +34,9 @@
 //! # The rules
 //! Coordinates are in elements, innermost dimension first, and may lie partly or wholly
 //! outside the tensor: those elements of the box read as zero (loads) or are not written
-//! (stores). The shared tile must hold the whole box and start aligned to 128 bytes (256, 512
+//! (stores). The innermost coordinate times the element size must be a multiple of 16 bytes
+//! (e.g. of 4 for `f32`, of 8 for `Bf16`): the hardware raises an illegal-instruction fault,
+//! which ends the CUDA context, on any other; oxide checks it and panics instead. The shared tile must hold the whole box and start aligned to 128 bytes (256, 512
 //! or 1024 with a 32, 64 or 128-byte swizzle): [`shared_array!`](crate::shared_array)`(align(N)
 //! T, len)` declares such a tile. Both are checked (a panic otherwise), so a TMA copy never
 //! writes outside its tile. Reading a loaded tile before its barrier phase completed, or
@@ -99,6 +101,7 @@ impl<T: SharedElem, const D: usize> TensorMap<T, D> {
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn __from_param(addr: u64, info: TensorMapInfo) -> Self {
+        const { assert!(D >= 1 && D <= 5, "a TMA tensor map has 1 to 5 dimensions") };
         TensorMap { addr, info, _t: PhantomData }
     }
 
@@ -136,13 +139,29 @@ impl<T: SharedElem, const D: usize> TensorMap<T, D> {
         }
     }
 
+    /// The tile's address after the checks that keep a copy inside it and the hardware from
+    /// faulting; on a failure, `bar` (a load's barrier) first gets the box's bytes, so the
+    /// block's waiters are released instead of hanging, and the launch then reports the panic.
     #[inline(always)]
     #[track_caller]
-    fn tile(self, tile: SharedSlice<T>) -> *mut T {
-        let (p, _) = tile.range_ptr(0, self.box_len());
+    fn checked_tile(self, tile: SharedSlice<T>, inner: i32, bar: Option<Mbarrier>) -> *mut T {
+        let p = tile.as_ptr();
         let align = self.tile_align();
-        if (p as usize) % align != 0 {
-            misaligned(align);
+        let size = core::mem::size_of::<T>() as i64;
+        let fault = if tile.len() < self.box_len() {
+            1
+        } else if (p as usize) % align != 0 {
+            2
+        } else if (inner as i64 * size) % 16 != 0 {
+            3
+        } else {
+            0
+        };
+        if fault != 0 {
+            if let Some(bar) = bar {
+                bar.complete_tx(self.box_bytes());
+            }
+            bad_tile(fault, tile.len(), self.box_len(), align, inner);
         }
         p
     }
@@ -150,11 +169,13 @@ impl<T: SharedElem, const D: usize> TensorMap<T, D> {
     /// Starts loading the box at `coords` (elements, innermost first) into `tile`, completing
     /// `bar`'s transaction bytes when it lands (PTX `cp.async.bulk.tensor.Dd...complete_tx`,
     /// sm_90). One thread issues it; announce [`box_bytes`](Self::box_bytes) on `bar` first
-    /// (or in the same phase). Panics when `tile` is shorter than the box or misaligned.
+    /// (or in the same phase). Panics when `tile` is shorter than the box or misaligned, or
+    /// when `coords[0]` is not a multiple of 16 bytes (the GPU would fault: see the rules); the
+    /// barrier then gets the box's bytes, so waiting threads are not left hanging.
     #[inline(always)]
     #[track_caller]
     pub fn load(self, tile: SharedSlice<T>, coords: [i32; D], bar: Mbarrier) {
-        let dst = self.tile(tile);
+        let dst = self.checked_tile(tile, coords[0], Some(bar));
         // SAFETY: `addr` is this launch's map (from the entry), whose box fits `tile` (checked), `tile` is aligned (checked), `bar` a live barrier of this block; `D` is the map's rank (the type the launcher checked).
         unsafe { imp::tma_load::<D>(dst as *mut u8, self.addr, coords, bar.as_ptr()) }
     }
@@ -169,7 +190,7 @@ impl<T: SharedElem, const D: usize> TensorMap<T, D> {
         if self.info.writable == 0 {
             read_only();
         }
-        let src = self.tile(tile);
+        let src = self.checked_tile(tile, coords[0], None);
         // SAFETY: as in `load`; the tile holds the whole box.
         unsafe { imp::tma_store::<D>(src as *const u8, self.addr, coords) }
     }
@@ -208,6 +229,12 @@ fn read_only() -> ! {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn misaligned(align: usize) -> ! {
-    panic!("a TMA tile must start {align}-byte aligned: declare it with `shared_array!(align({align}) T, len)`")
+fn bad_tile(fault: u32, len: usize, box_len: usize, align: usize, inner: i32) -> ! {
+    match fault {
+        1 => panic!("a TMA tile of {len} elements cannot hold the map's box of {box_len}"),
+        2 => {
+            panic!("a TMA tile must start {align}-byte aligned: declare it with `shared_array!(align({align}) T, len)`")
+        }
+        _ => panic!("a TMA box's innermost coordinate ({inner}) must be a multiple of 16 bytes of elements"),
+    }
 }

@@ -9,8 +9,8 @@
 //! | [`fence`] | `wgmma.fence.sync.aligned` | sm_90a |
 //! | [`commit_group`] | `wgmma.commit_group.sync.aligned` | sm_90a |
 //! | [`wait_group`] | `wgmma.wait_group.sync.aligned N` | sm_90a |
-//! | [`setmaxnreg_inc`], [`setmaxnreg_dec`] | `setmaxnreg.{inc,dec}.sync.aligned.u32 N` | sm_90a |
-//! | [`fence_proxy_async`] | `fence.proxy.async.shared::cta` | sm_90 |
+//! | [`setmaxnreg_inc`], [`setmaxnreg_dec`] (from `specialize`) | `setmaxnreg.{inc,dec}.sync.aligned.u32 N` | sm_90a |
+//! | [`fence_proxy_async`] (from `mbarrier`) | `fence.proxy.async.shared::cta` | sm_90 |
 //!
 //! The `a` ("arch-specific") target is needed: build with `.arch("sm_90a")` (and no other
 //! architecture) in build.rs; anything else is a build error naming the operation. Such a
@@ -108,16 +108,32 @@ pub trait WgmmaElem: sealed::Sealed + SharedElem {
     const PTX: &'static str;
     #[doc(hidden)]
     const KIND: u8;
+    /// `[x, y]` rounded to this type (to nearest even): one `cvt.rn.{bf16,f16}x2.f32` on the GPU.
+    fn pair_from_f32(x: f32, y: f32) -> [Self; 2];
 }
 impl sealed::Sealed for Bf16 {}
 impl WgmmaElem for Bf16 {
     const PTX: &'static str = "bf16";
     const KIND: u8 = 0;
+    #[inline(always)]
+    fn pair_from_f32(x: f32, y: f32) -> [Self; 2] {
+        #[cfg(target_arch = "nvptx64")]
+        return imp::cvt_bf16x2(x, y).map(Bf16);
+        #[cfg(not(target_arch = "nvptx64"))]
+        return [Bf16::from_f32(x), Bf16::from_f32(y)];
+    }
 }
 impl sealed::Sealed for F16 {}
 impl WgmmaElem for F16 {
     const PTX: &'static str = "f16";
     const KIND: u8 = 1;
+    #[inline(always)]
+    fn pair_from_f32(x: f32, y: f32) -> [Self; 2] {
+        #[cfg(target_arch = "nvptx64")]
+        return imp::cvt_f16x2(x, y).map(F16);
+        #[cfg(not(target_arch = "nvptx64"))]
+        return [F16::from_f32(x), F16::from_f32(y)];
+    }
 }
 
 /// The shape of one `wgmma.mma_async`: `64 x N x 16`.
@@ -507,25 +523,9 @@ pub fn wait_group<const N: u32, S: WgShape>(acc: &mut WgAcc<S>) {
 /// the tile to the `wgmma`s. The same function as `mbarrier::fence_proxy_async`.
 pub use super::mbarrier::fence_proxy_async;
 
-/// Raises this warp's register limit to `R` (PTX `setmaxnreg.inc.sync.aligned.u32 R`, sm_90a;
-/// `R` a multiple of 8 in 24..=256), taking registers from the pool warps released with
-/// [`setmaxnreg_dec`]: a warpgroup collective, for warp-specialised kernels whose consumer
-/// warpgroups hold large accumulators. A hint with no effect on the CPU executor.
-#[inline(always)]
-pub fn setmaxnreg_inc<const R: u32>() {
-    const { assert!(R % 8 == 0 && R >= 24 && R <= 256, "setmaxnreg: R must be a multiple of 8 in 24..=256") };
-    #[cfg(target_arch = "nvptx64")]
-    imp::setmaxnreg_inc::<R>();
-}
-
-/// Lowers this warp's register limit to `R` (PTX `setmaxnreg.dec.sync.aligned.u32 R`, sm_90a),
-/// releasing registers for [`setmaxnreg_inc`] (a producer warpgroup that only issues copies).
-#[inline(always)]
-pub fn setmaxnreg_dec<const R: u32>() {
-    const { assert!(R % 8 == 0 && R >= 24 && R <= 256, "setmaxnreg: R must be a multiple of 8 in 24..=256") };
-    #[cfg(target_arch = "nvptx64")]
-    imp::setmaxnreg_dec::<R>();
-}
+/// Register budgets for warp-specialised kernels (`setmaxnreg`, sm_90a): the same functions as
+/// [`specialize`](super::specialize)'s.
+pub use super::specialize::{setmaxnreg_dec, setmaxnreg_inc};
 
 // ---------------------------------------------------------------------------------------------
 // Output of wgmma accumulators
@@ -533,8 +533,13 @@ pub fn setmaxnreg_dec<const R: u32>() {
 /// The accumulators of a warpgroup-tiled wgmma kernel, written where they belong: a row-major
 /// matrix with `cols` columns (the host passes `oxide_rt::Slice2d::new(&mut buf, cols)`).
 ///
-/// * The block at `(bx, by)` owns the `BM x BN` tile whose top-left element is row `by * BM`,
-///   column `bx * BN`.
+/// * Block `L = by * gx + bx` (`gx = grid_dim().x`, the tiles along the columns; `gy` along
+///   the rows) owns tile `(tm, tn)`, the `BM x BN` tile whose top-left element is row `tm * BM`,
+///   column `tn * BN`, in *grouped* order, so that blocks launched together share rows of A
+///   and columns of B in L2: the tiles are taken `GROUP` tile-rows at a time, column by column
+///   within a group — with `g = L / (GROUP * gx)`, `h = min(GROUP, gy - g * GROUP)` rows in
+///   that group and `r = L % (GROUP * gx)`: `tm = g * GROUP + r % h`, `tn = r / h`. `GROUP = 1`
+///   is the plain order (`tm = by`, `tn = bx`).
 /// * Warpgroup `g` of the block (`thread_rank() / 128`) is *consumer* `c = g - WG0` when
 ///   `WG0 <= g < WG0 + BM / 64` (warpgroups before `WG0` are producers and own nothing); it
 ///   owns rows `64c..64c + 64` of the block's tile, all `BN` columns — one `64 x BN`
@@ -542,11 +547,13 @@ pub fn setmaxnreg_dec<const R: u32>() {
 /// * Thread `t = thread_rank() % 128` of it owns element `i < BN / 2` at
 ///   [`WgAcc::coord`]`(t, i)` of that 64 x BN piece: `get_mut(i)` is where `acc.get(i)` goes.
 ///
-/// Why no two threads meet: `BM`, `BN` and `WG0` are in the type and `cols` comes from the
-/// host, so all threads agree on the tiling; the blocks' tiles are disjoint, as are the
+/// Why no two threads meet: `BM`, `BN`, `WG0` and `GROUP` are in the type and `cols` comes from
+/// the host, so all threads agree on the tiling; `L -> (tm, tn)` is a bijection from the
+/// blocks onto the `gy x gx` tiles (each group of `h * gx` blocks onto its `h` tile-rows), so
+/// the blocks' tiles are disjoint, as are the
 /// consumers' row ranges; `coord` is a bijection from (thread, element) onto the 64 x BN
 /// piece; and a launch with more than one block along z owns nothing.
-pub struct DisjointWgmmaTiles<'a, T, const BM: usize, const BN: usize, const WG0: usize> {
+pub struct DisjointWgmmaTiles<'a, T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> {
     ptr: core::ptr::NonNull<T>,
     len: usize,
     /// At most `u32::MAX` (the launchers refuse more).
@@ -556,10 +563,12 @@ pub struct DisjointWgmmaTiles<'a, T, const BM: usize, const BN: usize, const WG0
     _borrow: PhantomData<&'a mut [T]>,
 }
 
-impl<T, const BM: usize, const BN: usize, const WG0: usize> DisjointWgmmaTiles<'_, T, BM, BN, WG0> {
+impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize>
+    DisjointWgmmaTiles<'_, T, BM, BN, WG0, GROUP>
+{
     const SHAPE_OK: () = assert!(
-        BM % 64 == 0 && BM > 0 && BN % 8 == 0 && BN > 0 && BN <= 256,
-        "DisjointWgmmaTiles<T, BM, BN, WG0>: BM must be a multiple of 64 and BN a multiple of 8 up to 256"
+        BM % 64 == 0 && BM > 0 && BN % 8 == 0 && BN > 0 && BN <= 256 && GROUP > 0,
+        "DisjointWgmmaTiles<T, BM, BN, WG0, GROUP>: BM must be a multiple of 64, BN a multiple of 8 up to 256, GROUP at least 1"
     );
 
     /// Elements in the whole buffer.
@@ -586,12 +595,14 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize> DisjointWgmmaTiles<'
         self.rows
     }
 
-    /// Row and column of this block's tile's top-left element (`by * BM`, `bx * BN`).
+    /// Row and column of this block's tile's top-left element (`tm * BM`, `tn * BN`, see the
+    /// type's docs).
     #[inline(always)]
     pub fn origin(&self) -> (usize, usize) {
         let () = Self::SHAPE_OK;
-        let b = super::thread::block_idx();
-        (b.y as usize * BM, b.x as usize * BN)
+        let (b, g) = (super::thread::block_idx(), super::thread::grid_dim());
+        let (tm, tn) = grouped(b.x as usize, b.y as usize, g.x as usize, g.y as usize, GROUP);
+        (tm * BM, tn * BN)
     }
 
     /// Row and column of the top-left element of this thread's warpgroup's 64 x BN piece, or
@@ -648,8 +659,8 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize> DisjointWgmmaTiles<'
     }
 }
 
-impl<T, const BM: usize, const BN: usize, const WG0: usize> super::slice::OutputSlice
-    for DisjointWgmmaTiles<'_, T, BM, BN, WG0>
+impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> super::slice::OutputSlice
+    for DisjointWgmmaTiles<'_, T, BM, BN, WG0, GROUP>
 {
     type Elem = T;
     #[inline(always)]
@@ -659,6 +670,21 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize> super::slice::Output
         // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (contract 4).
         DisjointWgmmaTiles { ptr, len, cols: shape[0] as u32, rows: shape[1], _borrow: PhantomData }
     }
+}
+
+/// Tile (row, column) of block (bx, by) of a `gx x gy` grid in groups of `group` tile-rows (see
+/// [`DisjointWgmmaTiles`]).
+#[inline(always)]
+pub const fn grouped(bx: usize, by: usize, gx: usize, gy: usize, group: usize) -> (usize, usize) {
+    if group == 1 {
+        return (by, bx);
+    }
+    let l = by * gx + bx;
+    let g = l / (group * gx);
+    let first = g * group;
+    let h = if gy - first < group { gy - first } else { group };
+    let r = l % (group * gx);
+    (first + r % h, r / h)
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -748,6 +774,25 @@ mod tests {
         assert_eq!(C::geometry(8, 32), ((128 * 32 + 8 * 32) * 2, 16, 512));
         type N = KMajor<Bf16, NoSwizzle, 64, 32>;
         assert_eq!(N::geometry(8, 16), ((4 + 2) * 128, 128, 512));
+    }
+
+    #[test]
+    fn grouped_order_is_a_bijection() {
+        for (gx, gy, group) in [(5, 7, 1), (5, 7, 2), (5, 7, 3), (32, 64, 8), (3, 2, 8), (1, 9, 4)] {
+            let mut seen = vec![false; gx * gy];
+            for by in 0..gy {
+                for bx in 0..gx {
+                    let (tm, tn) = grouped(bx, by, gx, gy, group);
+                    assert!(tm < gy && tn < gx && !seen[tm * gx + tn], "{gx}x{gy}/{group}: ({bx},{by})");
+                    seen[tm * gx + tn] = true;
+                }
+            }
+        }
+        // Consecutive blocks walk down a group's rows first.
+        assert_eq!(grouped(0, 0, 32, 64, 8), (0, 0));
+        assert_eq!(grouped(1, 0, 32, 64, 8), (1, 0));
+        assert_eq!(grouped(8, 0, 32, 64, 8), (0, 1));
+        assert_eq!(grouped(0, 8, 32, 64, 8), (8, 0));
     }
 
     #[test]

@@ -154,7 +154,7 @@ pub(crate) fn check<const D: usize>(addr: u64, len: usize, elem: usize, d: &Tens
             return bad(format!("box_dims[{i}] is {b}; a TMA box has 1 to 256 elements per dimension"));
         }
         if i > 0 {
-            let bytes = s.checked_mul(elem as u64).unwrap_or(u64::MAX);
+            let bytes = s.saturating_mul(elem as u64);
             if bytes % 16 != 0 {
                 return bad(format!(
                     "strides[{i}] is {s} elements = {bytes} bytes, not a multiple of 16; TMA needs every stride \
@@ -228,6 +228,7 @@ impl<'a, T: TmaElem, const D: usize> TensorMap<'a, T, D> {
     }
 
     fn encode(buf: &'a CudaSlice<T>, d: TensorMapDesc<D>, writable: bool) -> Result<Self, Error> {
+        const { assert!(D >= 1 && D <= 5, "a TMA tensor map has 1 to 5 dimensions") };
         let elem = std::mem::size_of::<T>();
         let stream = buf.stream();
         let (addr, _use) = cudarc::driver::DevicePtr::device_ptr(buf, stream);
@@ -312,6 +313,7 @@ pub fn tensor_map_on_cpu<T, const D: usize>(
     arg: &'static str,
     _map: &TensorMap<'_, T, D>,
 ) -> Result<crate::device::TensorMap<T, D>, Error> {
+    const { assert!(D >= 1 && D <= 5, "a TMA tensor map has 1 to 5 dimensions") };
     Err(Error::InvalidLaunch {
         kernel,
         reason: format!(

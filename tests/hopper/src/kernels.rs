@@ -1,7 +1,9 @@
 //! One kernel per mbarrier / TMA use the tests check. Every TMA kernel: thread 0 announces the
 //! box's bytes and issues the load, every thread waits for the phase, then the block writes
 //! its tile (in shared-memory order) to its row of the output.
+use oxide_rt::device::cluster;
 use oxide_rt::device::mbarrier::fence_proxy_async;
+use oxide_rt::device::specialize::elect_sync;
 use oxide_rt::device::tma;
 use oxide_rt::device::*;
 
@@ -50,14 +52,17 @@ pub fn mbar_never(mut out: DisjointSlice<u32>) {
     }
 }
 
-/// Thread 0 expects `bytes` transaction bytes that nothing delivers and arrives; the phase must
-/// not complete (CPU executor only).
+/// Thread 0 expects `bytes` transaction bytes, arrives, and reports `delivered` of them done;
+/// the phase completes only when they match (a hang otherwise: CPU executor only).
 #[kernel(block(32))]
-pub fn mbar_tx_pending(bytes: u32, mut out: DisjointSlice<u32>) {
+pub fn mbar_tx_pending(bytes: u32, delivered: u32, mut out: DisjointSlice<u32>) {
     let bars = mbarriers!(1);
     bars.init(1);
     if thread::thread_idx().x == 0 {
         bars.get(0).arrive_expect_tx(bytes);
+        if delivered > 0 {
+            bars.get(0).complete_tx(delivered);
+        }
     }
     bars.get(0).wait_parity(0);
     if let Some(o) = out.get_mut(thread::index()) {
@@ -166,5 +171,145 @@ pub fn tma_store_2d(src: TensorMap<u32, 2>, dst: TensorMap<u32, 2>, coords: &[i3
     bars.get(0).wait_parity(1);
     for (col, y) in out.iter_mut() {
         *y = if col < n { tile.get(col) } else { u32::MAX };
+    }
+}
+
+/// As [`tma_load_2d`] with the map read from global memory (`map[0..16]`, copied there by the
+/// host) instead of parameter space: TMA accepts either, and the comparison tells a wrong map
+/// from a wrong parameter address.
+#[kernel(block(128))]
+pub fn tma_load_2d_global(map: &[u64], info: [u32; 9], coords: &[i32], mut out: DisjointRows<u32>) {
+    let info = oxide_rt::__private::TensorMapInfo {
+        box_dims: [info[0], info[1], info[2], info[3], info[4]],
+        box_bytes: info[5],
+        swizzle: info[6],
+        rank: info[7],
+        writable: info[8],
+    };
+    // SAFETY: `map` holds a 2-D tensor map of u32 written by the host (16 words, 256-byte aligned allocation) and `info` its box.
+    let map = unsafe { TensorMap::<u32, 2>::__from_param(map.as_ptr() as u64, info) };
+    load_box(map, coords, &mut out)
+}
+
+/// Blocks per cluster of [`cluster_dsmem`], and the words of cluster registers each block
+/// writes before its data.
+pub const CLUSTER: usize = 4;
+pub const REGS: usize = 6;
+/// Threads per block of the cluster kernels (and elements of their shared arrays).
+pub const CLUSTER_THREADS: usize = 64;
+
+/// The cluster registers of this block: rank, blocks, cluster index, position in the cluster,
+/// cluster extent and clusters in the grid (x).
+fn cluster_regs() -> [u32; REGS] {
+    [
+        cluster::ctarank(),
+        cluster::nctarank(),
+        cluster::cluster_idx().x,
+        cluster::block_in_cluster().x,
+        cluster::cluster_dim().x,
+        cluster::grid_clusters().x,
+    ]
+}
+
+/// The block's row: the cluster registers, then each thread's `read`, then each thread's `got`
+/// (gathered in shared memory first: thread `t` owns columns `t, t + 64, ..` of the row).
+fn write_row(out: &mut DisjointRows<u32>, read: u32, got: u32) {
+    let row = shared_array!(u32, REGS + 2 * CLUSTER_THREADS);
+    let t = thread::thread_idx().x as usize;
+    if t < REGS {
+        row.set(t, cluster_regs()[t]);
+    }
+    row.set(REGS + t, read);
+    row.set(REGS + CLUSTER_THREADS + t, got);
+    sync_threads();
+    for (c, y) in out.iter_mut() {
+        *y = row.get(c);
+    }
+}
+
+/// Distributed shared memory: each block fills `mine` with `block * 1000 + t`; after a cluster
+/// barrier it reads the next rank's `mine` and writes `value + 7` into the next rank's
+/// `inbox`; after another barrier it reads its own `inbox`. Row of block `b`: the cluster
+/// registers, the 64 values read remotely, the 64 values received.
+#[kernel(block(64), cluster(4))]
+pub fn cluster_dsmem(mut out: DisjointRows<u32>) {
+    let mine = shared_array!(u32, CLUSTER_THREADS);
+    let inbox = shared_array!(u32, CLUSTER_THREADS);
+    let t = thread::thread_idx().x as usize;
+    let b = thread::block_idx().x;
+    mine.set(t, b * 1000 + t as u32);
+    cluster::sync();
+    let next = (cluster::ctarank() + 1) % cluster::nctarank();
+    let read = cluster::map_shared(mine, next).get(t);
+    cluster::map_shared(inbox, next).set(t, b * 1000 + t as u32 + 7);
+    cluster::sync();
+    let got = inbox.get(t);
+    write_row(&mut out, read, got);
+}
+
+/// The same without `cluster(..)`: every block is a cluster of one (the GPU's implicit
+/// clusters, and the CPU executor's), so rank 0 is the block itself.
+#[kernel(block(64))]
+pub fn cluster_solo(mut out: DisjointRows<u32>) {
+    let mine = shared_array!(u32, CLUSTER_THREADS);
+    let inbox = shared_array!(u32, CLUSTER_THREADS);
+    let t = thread::thread_idx().x as usize;
+    let b = thread::block_idx().x;
+    mine.set(t, b * 1000 + t as u32);
+    cluster::sync();
+    let next = (cluster::ctarank() + 1) % cluster::nctarank();
+    let read = cluster::map_shared(mine, next).get((t + 1) % CLUSTER_THREADS);
+    cluster::sync();
+    cluster::map_shared(inbox, next).set(t, read + 7);
+    cluster::sync();
+    let got = inbox.get(t);
+    write_row(&mut out, read, got);
+}
+
+/// `%laneid` through inline PTX (`asm!`) on the GPU; the device API on the CPU executor, where
+/// PTX cannot run (the escape-hatch pattern of the README).
+#[inline(always)]
+fn lane_via_asm() -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let lane: u32;
+        // SAFETY: a special-register read; no memory.
+        unsafe { core::arch::asm!("mov.u32 {0}, %laneid;", out(reg32) lane, options(nomem, nostack, pure)) };
+        lane
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        thread::lane_id()
+    }
+}
+
+/// `a * b + c` with PTX `mad.lo.u32` on the GPU, wrapping arithmetic on the CPU.
+#[inline(always)]
+fn mad_via_asm(a: u32, b: u32, c: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let d: u32;
+        // SAFETY: register arithmetic only.
+        unsafe {
+            core::arch::asm!("mad.lo.u32 {d}, {a}, {b}, {c};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b,
+                c = in(reg32) c, options(nomem, nostack, pure))
+        };
+        d
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a.wrapping_mul(b).wrapping_add(c)
+    }
+}
+
+/// Per thread: whether `elect_sync` chose it, its lane read with `asm!`, and `asm!` arithmetic
+/// on its index.
+#[kernel(block(96))]
+pub fn elect_and_asm(mut out: DisjointChunks<u32, 3>) {
+    let i = thread::index();
+    let elected = elect_sync() as u32;
+    let v = [elected, lane_via_asm(), mad_via_asm(i.get() as u32, 3, 1)];
+    if let Some(o) = out.get_mut(i) {
+        *o = v;
     }
 }

@@ -20,7 +20,7 @@ pub fn expected_rounds(blocks: usize) -> Vec<u32> {
 
 #[test]
 fn mbarrier_phases_over_several_stages() {
-    assert!(STAGES >= 2 && ROUNDS > 2 * STAGES, "every barrier must go through phases of both parities");
+    const { assert!(STAGES >= 2 && ROUNDS > 2 * STAGES, "every barrier must go through phases of both parities") };
     oxide_rt::host::set_cpu_checks(true);
     let blocks = 3;
     let mut out = vec![0u32; blocks * THREADS * ROUNDS];
@@ -38,10 +38,59 @@ fn a_phase_that_cannot_complete_is_a_deadlock_error() {
 
 #[test]
 fn expected_transaction_bytes_keep_the_phase_open() {
-    let mut out = vec![0u32; 32];
-    let e = kernels::cpu_mbar_tx_pending(1, 32, 16, &mut out).unwrap_err().to_string();
-    assert!(e.contains("mbarrier wait for parity 0"), "{e}");
-    // Without pending bytes the same kernel completes.
-    kernels::cpu_mbar_tx_pending(1, 32, 0, &mut out).unwrap();
-    assert_eq!(out, vec![1; 32]);
+    for (bytes, delivered) in [(16, 0), (16, 8)] {
+        let mut out = vec![0u32; 32];
+        let e = kernels::cpu_mbar_tx_pending(1, 32, bytes, delivered, &mut out).unwrap_err().to_string();
+        assert!(e.contains("mbarrier wait for parity 0"), "{bytes} {delivered}: {e}");
+        assert_eq!(out, vec![0; 32]);
+    }
+    // Once every expected byte is done (or none was expected) the phase completes.
+    for (bytes, delivered) in [(0, 0), (16, 16)] {
+        let mut out = vec![0u32; 32];
+        kernels::cpu_mbar_tx_pending(1, 32, bytes, delivered, &mut out).unwrap();
+        assert_eq!(out, vec![1; 32], "{bytes} {delivered}");
+    }
+}
+
+/// The cluster functions in a kernel without `cluster(..)`: every block is a cluster of one
+/// (rank 0 of 1, cluster index = block index), the cluster barrier a block barrier, and rank 0
+/// of `map_shared` the block's own array.
+#[test]
+fn a_block_is_a_cluster_of_one() {
+    use hopper_ops::kernels::{CLUSTER_THREADS as N, REGS};
+    oxide_rt::host::set_cpu_checks(true);
+    let blocks = 3;
+    let cols = REGS + 2 * N;
+    let mut out = vec![0u32; blocks * cols];
+    kernels::cpu_cluster_solo(blocks as u32, N as u32, oxide_rt::Slice2d::new(&mut out[..], cols)).unwrap();
+    for b in 0..blocks {
+        let row = &out[b * cols..(b + 1) * cols];
+        assert_eq!(row[..REGS], [0, 1, b as u32, 0, 1, blocks as u32], "block {b}");
+        for t in 0..N {
+            let read = (b * 1000 + (t + 1) % N) as u32;
+            assert_eq!(row[REGS + t], read, "block {b} thread {t}");
+            assert_eq!(row[REGS + N + t], read + 7, "block {b} thread {t}");
+        }
+    }
+}
+
+#[test]
+fn cluster_kernels_are_refused_on_the_cpu() {
+    let mut out = vec![0u32; 8 * 140];
+    let e = kernels::cpu_cluster_dsmem(8, 64, oxide_rt::Slice2d::new(&mut out[..], 140)).unwrap_err().to_string();
+    assert!(
+        e.contains("`#[kernel(cluster(4, 1, 1))]`") && e.contains("does not run the blocks of a thread-block cluster"),
+        "{e}"
+    );
+}
+
+/// `elect_sync` picks lane 0 of each full warp; the `asm!` helpers fall back to the device API
+/// and wrapping arithmetic on the CPU.
+#[test]
+fn elect_and_the_asm_fallbacks() {
+    let mut out = vec![0u32; 2 * 96 * 3];
+    kernels::cpu_elect_and_asm(2, 96, &mut out).unwrap();
+    for (i, v) in out.chunks(3).enumerate() {
+        assert_eq!(v, [(i % 32 == 0) as u32, (i % 32) as u32, 3 * i as u32 + 1], "thread {i}");
+    }
 }

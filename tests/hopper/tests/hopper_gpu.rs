@@ -77,48 +77,67 @@ fn check_rank<const D: usize>(
     }
 }
 
+// Boxes inside, across the upper and lower edges, and wholly outside (all zeros).
 #[test]
-fn tma_loads_of_every_rank() {
+fn tma_load_1d() {
     let Some(g) = gpu() else { return };
-    let s = &g.stream;
-    // Boxes inside, across the upper and lower edges, and wholly outside (all zeros).
     check_rank(
         g,
         Case { desc: TensorMapDesc::row_major([1000], [256]), coords: vec![[0], [256], [900], [-100], [5000]] },
-        |n, m, c, o| kernels::launch_tma_load_1d(s, n, 128, m, c, o).unwrap(),
+        |n, m, c, o| kernels::launch_tma_load_1d(&g.stream, n, 128, m, c, o).unwrap(),
     );
-    // Rows padded to 112 elements (448 bytes), 100 used.
+}
+
+/// Rows padded to 112 elements (448 bytes), 100 used.
+#[test]
+fn tma_load_2d() {
+    let Some(g) = gpu() else { return };
     check_rank(
         g,
         Case {
             desc: TensorMapDesc::row_major([100, 37], [32, 8]).strides([1, 112]),
             coords: vec![[0, 0], [32, 8], [96, 32], [-8, -4], [64, 29], [200, 0]],
         },
-        |n, m, c, o| kernels::launch_tma_load_2d(s, n, 128, m, c, o).unwrap(),
+        |n, m, c, o| kernels::launch_tma_load_2d(&g.stream, n, 128, m, c, o).unwrap(),
     );
+}
+
+#[test]
+fn tma_load_3d() {
+    let Some(g) = gpu() else { return };
     check_rank(
         g,
         Case {
             desc: TensorMapDesc::row_major([20, 7, 9], [8, 4, 4]).strides([1, 24, 24 * 8]),
             coords: vec![[0, 0, 0], [16, 4, 6], [-4, -2, -2], [8, 3, 5]],
         },
-        |n, m, c, o| kernels::launch_tma_load_3d(s, n, 128, m, c, o).unwrap(),
+        |n, m, c, o| kernels::launch_tma_load_3d(&g.stream, n, 128, m, c, o).unwrap(),
     );
+}
+
+#[test]
+fn tma_load_4d() {
+    let Some(g) = gpu() else { return };
     check_rank(
         g,
         Case {
             desc: TensorMapDesc::row_major([12, 5, 4, 6], [4, 3, 2, 5]),
-            coords: vec![[0, 0, 0, 0], [8, 3, 3, 2], [-2, -1, 1, -3], [4, 2, 0, 5]],
+            coords: vec![[0, 0, 0, 0], [8, 3, 3, 2], [-4, -1, 1, -3], [4, 2, 0, 5]],
         },
-        |n, m, c, o| kernels::launch_tma_load_4d(s, n, 128, m, c, o).unwrap(),
+        |n, m, c, o| kernels::launch_tma_load_4d(&g.stream, n, 128, m, c, o).unwrap(),
     );
+}
+
+#[test]
+fn tma_load_5d() {
+    let Some(g) = gpu() else { return };
     check_rank(
         g,
         Case {
             desc: TensorMapDesc::row_major([8, 3, 4, 2, 5], [4, 2, 3, 2, 2]),
             coords: vec![[0, 0, 0, 0, 0], [4, 2, 2, 1, 4], [-4, -1, 3, 0, -1], [8, 0, 0, 0, 0]],
         },
-        |n, m, c, o| kernels::launch_tma_load_5d(s, n, 128, m, c, o).unwrap(),
+        |n, m, c, o| kernels::launch_tma_load_5d(&g.stream, n, 128, m, c, o).unwrap(),
     );
 }
 
@@ -211,4 +230,129 @@ fn bad_tensor_maps_are_refused() {
         matches!(e, Error::InvalidLaunch { .. }) && e.to_string().contains("argument `map` is a TMA tensor map"),
         "{e}"
     );
+}
+
+/// The 2-D case with the map in global memory instead of parameter space (TMA takes either):
+/// tells a wrong map from a wrong parameter address.
+#[test]
+fn tma_load_2d_map_in_global_memory() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let desc = TensorMapDesc::row_major([100, 37], [32, 8]).strides([1, 112]);
+    let data = values_u32(extent(&desc));
+    let ddata = s.clone_htod(&data).unwrap();
+    let map = TensorMap::new(&ddata, desc).unwrap();
+    let (_, raw, info) = map.parts();
+    let dmap = s.clone_htod(&raw.0).unwrap();
+    let words = [
+        info.box_dims[0],
+        info.box_dims[1],
+        info.box_dims[2],
+        info.box_dims[3],
+        info.box_dims[4],
+        info.box_bytes,
+        info.swizzle,
+        info.rank,
+        info.writable,
+    ];
+    let coords = [[0i32, 0], [32, 8], [96, 32], [-8, -4]];
+    let flat: Vec<i32> = coords.iter().flatten().copied().collect();
+    let dcoords = s.clone_htod(&flat).unwrap();
+    let n = 256;
+    let mut dout = s.alloc_zeros::<u32>(coords.len() * n).unwrap();
+    kernels::launch_tma_load_2d_global(s, coords.len() as u32, 128, &dmap, words, &dcoords, Slice2d::new(&mut dout, n))
+        .unwrap();
+    synchronize(s).unwrap();
+    let out = s.clone_dtoh(&dout).unwrap();
+    for (b, c) in coords.iter().enumerate() {
+        let want = box_of(&data, &desc.dims, &desc.strides, &desc.box_dims, c, 0);
+        assert_eq!(out[b * n..(b + 1) * n], want[..], "box at {c:?}");
+    }
+}
+
+/// An innermost coordinate that is not a multiple of 16 bytes makes the GPU fault (an illegal
+/// instruction that ends the context); oxide's check turns it into a kernel panic, the block's
+/// waiters are released, and the context stays usable.
+#[test]
+fn tma_misaligned_inner_coordinate_is_a_panic() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let desc = TensorMapDesc::row_major([64, 16], [32, 8]);
+    let data = s.clone_htod(&values_u32(64 * 16)).unwrap();
+    let map = TensorMap::new(&data, desc).unwrap();
+    let mut dout = s.alloc_zeros::<u32>(256).unwrap();
+    let bad = s.clone_htod(&[2i32, 0]).unwrap();
+    let r =
+        kernels::launch_tma_load_2d(s, 1, 128, &map, &bad, Slice2d::new(&mut dout, 256)).and_then(|_| synchronize(s));
+    match r {
+        Err(Error::KernelPanic { message, .. }) => assert!(message.contains("multiple of 16 bytes"), "{message}"),
+        other => panic!("expected a kernel panic, got {other:?}"),
+    }
+    let good = s.clone_htod(&[4i32, 0]).unwrap();
+    kernels::launch_tma_load_2d(s, 1, 128, &map, &good, Slice2d::new(&mut dout, 256)).unwrap();
+    synchronize(s).unwrap();
+    let want = box_of(&values_u32(64 * 16), &[64, 16], &[1, 64], &[32, 8], &[4, 0], 0);
+    assert_eq!(s.clone_dtoh(&dout).unwrap(), want);
+}
+
+/// Distributed shared memory in clusters of 4: remote reads and writes land in the right
+/// block, and the cluster registers say where each block is.
+#[test]
+fn cluster_distributed_shared_memory() {
+    use hopper_ops::kernels::{CLUSTER, CLUSTER_THREADS as N, REGS};
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let blocks = 8 * CLUSTER;
+    let cols = REGS + 2 * N;
+    let mut dout = s.alloc_zeros::<u32>(blocks * cols).unwrap();
+    kernels::launch_cluster_dsmem(s, blocks as u32, N as u32, Slice2d::new(&mut dout, cols)).unwrap();
+    synchronize(s).unwrap();
+    let out = s.clone_dtoh(&dout).unwrap();
+    for b in 0..blocks {
+        let (c, r) = (b / CLUSTER, b % CLUSTER);
+        let row = &out[b * cols..(b + 1) * cols];
+        let regs = [r, CLUSTER, c, r, CLUSTER, blocks / CLUSTER].map(|v| v as u32);
+        assert_eq!(row[..REGS], regs, "block {b}");
+        let (next, prev) = (c * CLUSTER + (r + 1) % CLUSTER, c * CLUSTER + (r + CLUSTER - 1) % CLUSTER);
+        for t in 0..N {
+            assert_eq!(row[REGS + t], (next * 1000 + t) as u32, "block {b} read of rank {}", (r + 1) % CLUSTER);
+            assert_eq!(row[REGS + N + t], (prev * 1000 + t + 7) as u32, "block {b} inbox");
+        }
+    }
+    // A grid that is not a whole number of clusters is refused before launching.
+    let e = kernels::launch_cluster_dsmem(s, 6, N as u32, Slice2d::new(&mut dout, cols)).unwrap_err();
+    assert!(e.to_string().contains("not a whole number of clusters"), "{e}");
+}
+
+/// Without `cluster(..)` every block is a cluster of one on the GPU too: the same answers as
+/// the CPU executor.
+#[test]
+fn a_block_is_a_cluster_of_one() {
+    use hopper_ops::kernels::{CLUSTER_THREADS as N, REGS};
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let blocks = 5;
+    let cols = REGS + 2 * N;
+    let mut dout = s.alloc_zeros::<u32>(blocks * cols).unwrap();
+    kernels::launch_cluster_solo(s, blocks as u32, N as u32, Slice2d::new(&mut dout, cols)).unwrap();
+    synchronize(s).unwrap();
+    let mut cpu = vec![0u32; blocks * cols];
+    kernels::cpu_cluster_solo(blocks as u32, N as u32, Slice2d::new(&mut cpu[..], cols)).unwrap();
+    assert_eq!(s.clone_dtoh(&dout).unwrap(), cpu);
+    assert_eq!(cpu[REGS..REGS + 2], [1, 2], "read of thread 1 of block 0");
+}
+
+/// `elect.sync` and the `asm!` escape hatch on the GPU, against the CPU executor's fallbacks.
+#[test]
+fn elect_and_asm() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let mut dout = s.alloc_zeros::<u32>(3 * 96 * 3).unwrap();
+    kernels::launch_elect_and_asm(s, 3, 96, &mut dout).unwrap();
+    synchronize(s).unwrap();
+    let gpu = s.clone_dtoh(&dout).unwrap();
+    let mut cpu = vec![0u32; 3 * 96 * 3];
+    kernels::cpu_elect_and_asm(3, 96, &mut cpu).unwrap();
+    assert_eq!(gpu, cpu);
+    assert_eq!(gpu.chunks(3).filter(|v| v[0] == 1).count(), 9, "one lane per warp");
 }

@@ -1,0 +1,175 @@
+//! Thread-block clusters (sm_90): groups of blocks that run at the same time on neighbouring
+//! SMs, meet at cluster barriers and read and write each other's shared memory (*distributed
+//! shared memory*).
+//!
+//! A kernel declares its cluster shape with `#[kernel(cluster(x, y, z))]` (at most 8 blocks,
+//! literals); PTX gets `.reqnctapercluster`, and every launch forms clusters of that shape (the
+//! launchers refuse a grid that is not a whole number of clusters). Without it every block is
+//! a cluster of one, and these functions answer accordingly.
+//!
+//! | operation | PTX instruction | needs |
+//! | --- | --- | --- |
+//! | `#[kernel(cluster(x, y, z))]` | `.reqnctapercluster x, y, z` (entry directive) | sm_90 |
+//! | [`ctarank`], [`nctarank`] | `mov.u32 %cluster_ctarank` / `%cluster_nctarank` | sm_90 |
+//! | [`cluster_idx`], [`cluster_dim`], [`block_in_cluster`], [`grid_clusters`] | `%clusterid`, `%cluster_nctaid`, `%cluster_ctaid`, `%nclusterid` | sm_90 |
+//! | [`arrive`], [`wait`], [`sync`] | `barrier.cluster.arrive.release`, `barrier.cluster.wait.acquire` | sm_90 |
+//! | [`map_shared`] ([`RemoteShared`] reads and writes) | `mapa.u64`, then generic `ld`/`st` | sm_90 |
+//!
+//! # The rules
+//! 1. Every thread of every block of the cluster reaches each [`sync`] (or [`arrive`] then
+//!    [`wait`]), as with [`sync_threads`](super::sync::sync_threads).
+//! 2. Another block's shared memory is only valid while that block runs: finish with a
+//!    [`sync`] after the last remote access, so no block exits while others still read it.
+//! 3. A write to another block's shared memory and an access to it by that block are ordered
+//!    only by a cluster barrier between them ([`sync`] is release/acquire).
+//!
+//! On the CPU executor every block is a cluster of one (the values above follow; [`sync`] is a
+//! block barrier, [`map_shared`] of rank 0 is the block's own memory), and launchers of kernels
+//! with `cluster(..)` return `Err`: the executor does not run blocks of a cluster together.
+
+use super::shared::{SharedElem, SharedSlice};
+use crate::dim::Dim3;
+
+#[cfg(not(target_arch = "nvptx64"))]
+use super::cpu_hopper as imp;
+#[cfg(target_arch = "nvptx64")]
+use super::nvptx_hopper as imp;
+
+/// This block's rank in its cluster, `0..nctarank()` (`%cluster_ctarank`).
+#[inline(always)]
+pub fn ctarank() -> u32 {
+    imp::cluster_reg(imp::ClusterReg::CtaRank).x
+}
+
+/// Blocks in this block's cluster (`%cluster_nctarank`).
+#[inline(always)]
+pub fn nctarank() -> u32 {
+    imp::cluster_reg(imp::ClusterReg::NCtaRank).x
+}
+
+/// The cluster's index in the grid of clusters (`%clusterid`).
+#[inline(always)]
+pub fn cluster_idx() -> Dim3 {
+    imp::cluster_reg(imp::ClusterReg::ClusterId)
+}
+
+/// The cluster's shape in blocks (`%cluster_nctaid`).
+#[inline(always)]
+pub fn cluster_dim() -> Dim3 {
+    imp::cluster_reg(imp::ClusterReg::ClusterNCtaId)
+}
+
+/// This block's position in its cluster (`%cluster_ctaid`).
+#[inline(always)]
+pub fn block_in_cluster() -> Dim3 {
+    imp::cluster_reg(imp::ClusterReg::ClusterCtaId)
+}
+
+/// The grid's shape in clusters (`%nclusterid`).
+#[inline(always)]
+pub fn grid_clusters() -> Dim3 {
+    imp::cluster_reg(imp::ClusterReg::NClusterId)
+}
+
+/// Arrives at the cluster barrier with release semantics (`barrier.cluster.arrive.release`):
+/// this thread's earlier writes, shared memory of other blocks included, are visible to threads
+/// that complete the matching [`wait`].
+#[inline(always)]
+#[track_caller]
+pub fn arrive() {
+    imp::cluster_arrive()
+}
+
+/// Waits until every thread of the cluster has arrived (`barrier.cluster.wait.acquire`).
+#[inline(always)]
+#[track_caller]
+pub fn wait() {
+    imp::cluster_wait()
+}
+
+/// [`arrive`] then [`wait`]: a barrier of every thread of every block of the cluster.
+#[inline(always)]
+#[track_caller]
+pub fn sync() {
+    arrive();
+    wait();
+}
+
+/// `local`, the same shared array in the block of rank `rank` of this cluster (`mapa`): each
+/// block of a cluster runs the same kernel, so its array sits at the same offset there.
+/// Panics when `rank >= nctarank()`.
+#[inline(always)]
+#[track_caller]
+pub fn map_shared<T: SharedElem>(local: SharedSlice<T>, rank: u32) -> RemoteShared<T> {
+    let n = nctarank();
+    if rank >= n {
+        no_such_rank(rank, n);
+    }
+    // SAFETY: `local` is a live shared array of this block and `rank` a block of this cluster, whose copy of the array has the same length.
+    let ptr = unsafe { imp::mapa(local.as_ptr() as *mut u8, rank) } as *mut T;
+    RemoteShared { ptr, len: local.len() }
+}
+
+/// A shared array of another block of the cluster (or of this one), from [`map_shared`].
+/// Accesses are plain loads and stores through generic addresses; see the [rules](self).
+pub struct RemoteShared<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+impl<T> Clone for RemoteShared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for RemoteShared<T> {}
+
+impl<T: SharedElem> RemoteShared<T> {
+    /// Elements in the array.
+    #[inline(always)]
+    pub fn len(self) -> usize {
+        self.len
+    }
+
+    /// Whether the array has no elements.
+    #[inline(always)]
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+
+    /// The element at `i`. Panics when `i >= len`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get(self, i: usize) -> T {
+        if i >= self.len {
+            out_of_bounds(i, self.len);
+        }
+        // SAFETY: in bounds of the remote copy of the array, which lives while its block runs (rule 2); a plain load, races being the program's responsibility (rule 3), and any bit pattern a valid `T` (`SharedElem`).
+        unsafe { self.ptr.add(i).read() }
+    }
+
+    /// Stores `v` at `i`. Panics when `i >= len`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set(self, i: usize, v: T) {
+        if i >= self.len {
+            out_of_bounds(i, self.len);
+        }
+        // SAFETY: as in `get`; a plain store.
+        unsafe { self.ptr.add(i).write(v) }
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn no_such_rank(rank: u32, n: u32) -> ! {
+    panic!("map_shared: block rank {rank} is not in this cluster of {n} blocks")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_bounds(i: usize, len: usize) -> ! {
+    panic!("index {i} is out of bounds of a remote shared array of {len} elements")
+}
