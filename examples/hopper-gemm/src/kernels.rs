@@ -3,8 +3,12 @@
 use oxide_rt::device::wgmma::*;
 use oxide_rt::device::*;
 
-/// Rows of C per block: two consumer warpgroups of 64 rows.
-pub const BM: usize = 128;
+/// Consumer warpgroups per block, each computing 64 rows of C. Two: a third would need 512
+/// threads, which leave 128 registers per thread at launch — ptxas allocates for that limit
+/// (`setmaxnreg` moves registers at run time only), too few for 128 accumulators.
+pub const CONSUMERS: usize = 2;
+/// Rows of C per block.
+pub const BM: usize = 64 * CONSUMERS;
 /// Columns of C per block: one m64n256k16 accumulator per consumer warpgroup.
 pub const BN: usize = 256;
 /// Depth of one k-tile: one 128-byte swizzle row of 16-bit elements (the TMA box's inner extent).
@@ -12,68 +16,65 @@ pub const BK: usize = 64;
 const _: () = assert!(BK == 64, "the k-tile loop issues four k16 wgmmas");
 /// k-tiles in shared memory (48 KiB each): TMA fills up to `STAGES` ahead of the multiply.
 pub const STAGES: usize = 4;
-/// Warpgroup 0 produces (one thread issues the TMA loads), warpgroups 1 and 2 consume.
+/// Warpgroup 0 produces (one thread issues the TMA loads), the others consume.
 pub const FIRST_CONSUMER: usize = 1;
-/// Threads per block: three warpgroups.
-pub const THREADS: u32 = 384;
-/// Rows of A per TMA box: one consumer warpgroup's half of the block's rows.
+/// Threads per block: the producer and the consumer warpgroups.
+pub const THREADS: u32 = 128 * (1 + CONSUMERS as u32);
+/// Rows of A per TMA box: one consumer warpgroup's rows.
 pub const A_BOX_ROWS: usize = 64;
 const A_TILE: usize = A_BOX_ROWS * BK;
 const B_TILE: usize = BN * BK;
-/// Dynamic shared memory per block (194 KiB): the stages plus room to align them to 1024 bytes.
-pub const SHARED_BYTES: usize = STAGES * (2 * A_TILE + B_TILE) * 2 + 1024;
 
-/// Half of A's k-tile (64 rows x 64, what one TMA box of A fills and one consumer reads).
+/// Dynamic shared memory of a block with `consumers` consumer warpgroups: the stages plus room
+/// to align them to 1024 bytes.
+pub const fn shared_bytes(consumers: usize) -> usize {
+    STAGES * (consumers * A_TILE + B_TILE) * 2 + 1024
+}
+/// Dynamic shared memory per block (193 KiB).
+pub const SHARED_BYTES: usize = shared_bytes(CONSUMERS);
+
+/// A consumer's part of A's k-tile (64 rows x 64: what one TMA box of A fills).
 type LayoutA<T> = KMajor<T, Swizzle128B, A_BOX_ROWS, BK>;
 /// B's k-tile: 256 rows of `bt` (columns of C) x 64.
 type LayoutB<T> = KMajor<T, Swizzle128B, BN, BK>;
 
 /// A 16-bit element type the GEMM runs on.
-pub trait Elem: WgmmaElem {
-    fn from_f32(v: f32) -> Self;
-}
-impl Elem for Bf16 {
-    #[inline(always)]
-    fn from_f32(v: f32) -> Self {
-        Bf16::from_f32(v)
-    }
-}
-impl Elem for F16 {
-    #[inline(always)]
-    fn from_f32(v: f32) -> Self {
-        F16::from_f32(v)
-    }
-}
+pub trait Elem: WgmmaElem {}
+impl Elem for Bf16 {}
+impl Elem for F16 {}
 
 /// `C = A * B` with A (`m x k`) and `bt` = B transposed (`n x k`) behind TMA maps of 64-wide,
 /// 128-byte-swizzled boxes (64 rows of A, 256 rows of `bt`), so both operands land K-major as
 /// wgmma reads them. `k` is A's and `bt`'s column count.
 ///
 /// Warp specialisation: one thread of warpgroup 0 streams k-tiles into a `STAGES`-deep ring
-/// with TMA, each stage's `full` barrier counting the bytes in; the two consumer warpgroups wait
-/// for a stage, multiply it (four `wgmma.m64n256k16` each, one group) while the next stages
-/// load, and — once their group of the previous k-tile has finished — release that stage on its
-/// `empty` barrier, which the producer waits for before refilling it. `setmaxnreg` moves
-/// registers from the producer (40) to the consumers (232), which hold 128 accumulators each.
+/// with TMA, each stage's `full` barrier counting the bytes in; the consumer warpgroups wait for
+/// a stage, multiply it (four `wgmma.m64n256k16` each, one group) while the next stages load,
+/// and — once their group of the previous k-tile has finished — release that stage on its
+/// `empty` barrier (one arrival per warp), which the producer waits for before refilling it.
+/// `setmaxnreg` moves registers from the producer to the consumers, which hold 128
+/// accumulators each.
 #[inline(always)]
-fn gemm<T: Elem, const GROUP: usize, const WARP_ARRIVE: bool>(
+fn gemm<T: Elem, const GROUP: usize>(
     a: TensorMap<T, 2>,
     bt: TensorMap<T, 2>,
     k: u32,
     c: &mut DisjointWgmmaTiles<T, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
+    const NC: usize = CONSUMERS;
+    const A_TILES: usize = CONSUMERS * STAGES;
     let full = mbarriers!(STAGES);
     let empty = mbarriers!(STAGES);
     let smem = aligned(dynamic_shared::<T>(), 1024);
     // Uniform over the launch: no thread reaches a barrier.
-    if smem.len() < STAGES * (2 * A_TILE + B_TILE) {
+    if smem.len() < STAGES * (NC * A_TILE + B_TILE) {
         return;
     }
-    let (sa, sb) = smem.split_at(STAGES * 2 * A_TILE);
-    let ring_a = LayoutA::<T>::ring::<{ 2 * STAGES }>(sa);
+    let (sa, sb) = smem.split_at(A_TILES * A_TILE);
+    let ring_a = LayoutA::<T>::ring::<A_TILES>(sa);
     let ring_b = LayoutB::<T>::ring::<STAGES>(sb);
     full.init_async(1);
-    empty.init_async(if WARP_ARRIVE { 2 * 4 } else { 2 * 128 });
+    empty.init_async(4 * NC as u32);
     let t = thread::thread_rank() as usize;
     let (row0, col0) = c.origin();
     let k_tiles = (k as usize).div_ceil(BK);
@@ -81,18 +82,19 @@ fn gemm<T: Elem, const GROUP: usize, const WARP_ARRIVE: bool>(
     if t / 128 < FIRST_CONSUMER {
         setmaxnreg_dec::<40>();
         if t == 0 {
-            let bytes = 2 * a.box_bytes() + bt.box_bytes();
+            let bytes = NC as u32 * a.box_bytes() + bt.box_bytes();
             for kt in 0..k_tiles {
                 let (s, use_) = (kt % STAGES, kt / STAGES);
                 if use_ > 0 {
-                    // Both consumers are done with this stage's previous k-tile.
+                    // Every consumer is done with this stage's previous k-tile.
                     empty.get(s).wait_parity((use_ - 1) as u32 % 2);
                 }
                 let bar = full.get(s);
                 bar.arrive_expect_tx(bytes);
                 let k0 = (kt * BK) as i32;
-                a.load(ring_a.tile(2 * s), [k0, row0 as i32], bar);
-                a.load(ring_a.tile(2 * s + 1), [k0, (row0 + A_BOX_ROWS) as i32], bar);
+                for h in 0..NC {
+                    a.load(ring_a.tile(NC * s + h), [k0, (row0 + h * A_BOX_ROWS) as i32], bar);
+                }
                 bt.load(ring_b.tile(s), [k0, col0 as i32], bar);
             }
         }
@@ -100,14 +102,14 @@ fn gemm<T: Elem, const GROUP: usize, const WARP_ARRIVE: bool>(
     }
 
     setmaxnreg_inc::<232>();
-    let half = (t / 128 - FIRST_CONSUMER) % 2;
+    let part = (t / 128 - FIRST_CONSUMER) % NC;
     let mut acc = WgAcc::<M64N256K16>::zero();
     for kt in 0..k_tiles {
         let s = kt % STAGES;
         full.get(s).wait_parity((kt / STAGES) as u32 % 2);
         // Nothing but wgmmas between the fence and the commit: ptxas keeps them one
         // asynchronous group (a branch in between, e.g. a bounds check, serialises them).
-        let (ta, tb) = (2 * s + half, s);
+        let (ta, tb) = (NC * s + part, s);
         fence();
         mma_async(&mut acc, ring_a.desc::<0>(ta), ring_b.desc::<0>(tb), kt > 0);
         mma_async(&mut acc, ring_a.desc::<16>(ta), ring_b.desc::<16>(tb), true);
@@ -116,7 +118,7 @@ fn gemm<T: Elem, const GROUP: usize, const WARP_ARRIVE: bool>(
         commit_group();
         // Keep this k-tile's group in flight; the previous one is done, so its stage is free.
         wait_group::<1, _>(&mut acc);
-        if kt > 0 && (!WARP_ARRIVE || thread::lane_id() == 0) {
+        if kt > 0 && thread::lane_id() == 0 {
             empty.get((kt - 1) % STAGES).arrive();
         }
     }
@@ -152,7 +154,7 @@ pub fn hopper_gemm_bf16(
     k: u32,
     mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
-    gemm::<_, GROUP, true>(a, bt, k, &mut c);
+    gemm(a, bt, k, &mut c);
 }
 
 /// [`hopper_gemm_bf16`] on f16.
@@ -163,50 +165,5 @@ pub fn hopper_gemm_f16(
     k: u32,
     mut c: DisjointWgmmaTiles<F16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
-    gemm::<_, GROUP, true>(a, bt, k, &mut c);
-}
-
-/// Variants for tuning (`hopper-gemm variants`): plain block order, every consumer thread
-/// arriving on the `empty` barriers.
-#[kernel(block(THREADS), launch_bounds(384, 1))]
-pub fn hopper_gemm_bf16_g1_all(
-    a: TensorMap<Bf16, 2>,
-    bt: TensorMap<Bf16, 2>,
-    k: u32,
-    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, 1>,
-) {
-    gemm::<_, 1, false>(a, bt, k, &mut c);
-}
-
-/// Variant: groups of 8 tile-rows, every consumer thread arriving.
-#[kernel(block(THREADS), launch_bounds(384, 1))]
-pub fn hopper_gemm_bf16_g8_all(
-    a: TensorMap<Bf16, 2>,
-    bt: TensorMap<Bf16, 2>,
-    k: u32,
-    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, 8>,
-) {
-    gemm::<_, 8, false>(a, bt, k, &mut c);
-}
-
-/// Variant: plain block order, one arrival per consumer warp.
-#[kernel(block(THREADS), launch_bounds(384, 1))]
-pub fn hopper_gemm_bf16_g1_warp(
-    a: TensorMap<Bf16, 2>,
-    bt: TensorMap<Bf16, 2>,
-    k: u32,
-    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, 1>,
-) {
-    gemm::<_, 1, true>(a, bt, k, &mut c);
-}
-
-/// Variant: groups of 16 tile-rows, one arrival per consumer warp.
-#[kernel(block(THREADS), launch_bounds(384, 1))]
-pub fn hopper_gemm_bf16_g16_warp(
-    a: TensorMap<Bf16, 2>,
-    bt: TensorMap<Bf16, 2>,
-    k: u32,
-    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, 16>,
-) {
-    gemm::<_, 16, true>(a, bt, k, &mut c);
+    gemm(a, bt, k, &mut c);
 }

@@ -31,6 +31,7 @@ pub trait Elem:
     /// Relative error of the final rounding of C (half an ulp).
     const ROUNDING: f64;
     fn to_f32(self) -> f32;
+    fn from_f32(v: f32) -> Self;
     /// One launch of this type's kernel.
     fn launch(
         stream: &Arc<CudaStream>,
@@ -49,6 +50,9 @@ macro_rules! elem {
             const ROUNDING: f64 = $rounding;
             fn to_f32(self) -> f32 {
                 <$t>::to_f32(self)
+            }
+            fn from_f32(v: f32) -> Self {
+                <$t>::from_f32(v)
             }
             fn launch(
                 stream: &Arc<CudaStream>,
@@ -98,7 +102,7 @@ pub fn reference_at<T: Elem>(p: &Problem<T>, i: usize, j: usize) -> (f64, f64) {
     (dot, (p.k as f64 + 2.0) * u * abs * 1.01 + dot.abs() * T::ROUNDING * 1.01)
 }
 
-/// One block per 128 x 256 tile of C, 194 KiB of dynamic shared memory.
+/// One block per 128 x 256 tile of C, 193 KiB of dynamic shared memory.
 pub fn config(m: usize, n: usize) -> LaunchConfig {
     LaunchConfig::new((n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1), (THREADS, 1, 1))
         .shared_mem_bytes(SHARED_BYTES as u32)
@@ -158,27 +162,6 @@ pub fn launch<T: Elem>(
     c: &mut CudaSlice<T>,
 ) -> Result<(), oxide_rt::Error> {
     T::launch(stream, config(p.m, p.n), a, bt, p.k as u32, Slice2d::new(c, p.n))
-}
-
-/// Tuning variants of the bf16 kernel, by name (`hopper-gemm variants`).
-pub const VARIANTS: [&str; 5] = ["g8_warp (default)", "g1_all", "g8_all", "g1_warp", "g16_warp"];
-
-/// One launch of bf16 variant `v` (an index into [`VARIANTS`]).
-pub fn launch_variant(
-    stream: &Arc<CudaStream>,
-    p: &Problem<Bf16>,
-    (a, bt): &(TensorMap<'_, Bf16, 2>, TensorMap<'_, Bf16, 2>),
-    c: &mut CudaSlice<Bf16>,
-    v: usize,
-) -> Result<(), oxide_rt::Error> {
-    let (cfg, k, c) = (config(p.m, p.n), p.k as u32, Slice2d::new(c, p.n));
-    match v {
-        1 => kernels::launch_hopper_gemm_bf16_g1_all_with(stream, cfg, a, bt, k, c),
-        2 => kernels::launch_hopper_gemm_bf16_g8_all_with(stream, cfg, a, bt, k, c),
-        3 => kernels::launch_hopper_gemm_bf16_g1_warp_with(stream, cfg, a, bt, k, c),
-        4 => kernels::launch_hopper_gemm_bf16_g16_warp_with(stream, cfg, a, bt, k, c),
-        _ => kernels::launch_hopper_gemm_bf16_with(stream, cfg, a, bt, k, c),
-    }
 }
 
 pub fn run_gpu<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<Vec<T>, oxide_rt::Error> {
