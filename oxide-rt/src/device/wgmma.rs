@@ -754,7 +754,8 @@ mod tests {
         assert_eq!(L::index(1, 0), 64 + 8);
         assert_eq!(L::index(1, 8), 64);
         assert_eq!(L::index(9, 3), 9 * 64 + 8 + 3);
-        assert_eq!(L::index(7, 63), 7 * 64 + ((7 ^ 7) * 8) + 7);
+        // Row 7, chunk 7 of k 56..64: 7 ^ 7 = chunk 0.
+        assert_eq!(L::index(7, 63), 7 * 64 + 7);
         // 32B: rows 4..8 flip chunk bit 0; K = 64 spans 4 column blocks of 16.
         type S = KMajor<Bf16, Swizzle32B, 64, 64>;
         assert_eq!(S::index(4, 0), 4 * 16 + 8);

@@ -66,18 +66,20 @@ pub fn gather(out: &[f32], n: usize) -> Vec<f32> {
     c
 }
 
-/// Err naming the first element outside the bound.
+/// Err naming the first element outside the bound (NaN is outside every bound).
 pub fn within(got: &[f32], want: &[f64], tol: &[f64], n: usize) -> Result<(), String> {
-    for (i, ((g, w), t)) in got.iter().zip(want).zip(tol).enumerate() {
-        if !((*g as f64 - w).abs() <= *t) {
-            let bad = got.iter().zip(want).zip(tol).filter(|((g, w), t)| !((**g as f64 - **w).abs() <= **t)).count();
-            return Err(format!(
-                "C[{}][{}] = {g}, want {w} (tolerance {t:e}); {bad} of {} wrong",
-                i / n,
-                i % n,
-                got.len()
-            ));
-        }
+    let ok = |g: f32, w: f64, t: f64| (g as f64 - w).abs() <= t;
+    let bad = got.iter().zip(want).zip(tol).filter(|((g, w), t)| !ok(**g, **w, **t)).count();
+    match got.iter().zip(want).zip(tol).position(|((g, w), t)| !ok(*g, *w, *t)) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "C[{}][{}] = {}, want {} (tolerance {:e}); {bad} of {} wrong",
+            i / n,
+            i % n,
+            got[i],
+            want[i],
+            tol[i],
+            got.len()
+        )),
     }
-    Ok(())
 }
