@@ -37,7 +37,6 @@ const OPERATIONS: &[Operation] = &[
     Operation { ptx: "cp.async.", api: "tensor::cp_async / cp_async_commit / cp_async_wait", sm: 80 },
     Operation { ptx: "mbarrier.init.", api: "mbarrier::Mbarriers::init", sm: 80 },
     Operation { ptx: "mbarrier.arrive.expect_tx.", api: "mbarrier::Mbarrier::arrive_expect_tx", sm: 90 },
-    Operation { ptx: "mbarrier.arrive.release.cluster.", api: "mbarrier::Mbarrier::arrive_cluster", sm: 90 },
     Operation { ptx: "mbarrier.arrive.", api: "mbarrier::Mbarrier::arrive", sm: 80 },
     Operation { ptx: "mbarrier.expect_tx.", api: "mbarrier::Mbarrier::expect_tx", sm: 90 },
     Operation { ptx: "mbarrier.complete_tx.", api: "mbarrier::Mbarrier::complete_tx", sm: 90 },

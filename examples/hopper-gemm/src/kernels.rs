@@ -33,16 +33,9 @@ pub const fn shared_bytes(consumers: usize) -> usize {
 /// Dynamic shared memory per block (193 KiB).
 pub const SHARED_BYTES: usize = shared_bytes(CONSUMERS);
 
-/// Blocks per cluster (along x): the pair computes vertically neighbouring tiles (the grouped
-/// block order puts blocks `2c` and `2c + 1` at tile-rows `tm` and `tm + 1` of one tile-column)
-/// and so needs the same k-tiles of B; each block loads half of them and multicasts it to both.
-pub const CLUSTER: usize = 2;
-/// Rows of `bt` per TMA box: a cluster block's half of B's k-tile.
-pub const B_BOX_ROWS: usize = BN / CLUSTER;
-
 /// A consumer's part of A's k-tile (64 rows x 64: what one TMA box of A fills).
 type LayoutA<T> = KMajor<T, Swizzle128B, A_BOX_ROWS, BK>;
-/// B's k-tile: 256 rows of `bt` (columns of C) x 64; rows `128 r..` are block `r`'s box.
+/// B's k-tile: 256 rows of `bt` (columns of C) x 64.
 type LayoutB<T> = KMajor<T, Swizzle128B, BN, BK>;
 
 /// A 16-bit element type the GEMM runs on.
@@ -51,126 +44,110 @@ impl Elem for Bf16 {}
 impl Elem for F16 {}
 
 /// `C = A * B` with A (`m x k`) and `bt` = B transposed (`n x k`) behind TMA maps of 64-wide,
-/// 128-byte-swizzled boxes (64 rows of A, 128 rows of `bt`), so both operands land K-major as
+/// 128-byte-swizzled boxes (64 rows of A, 256 rows of `bt`), so both operands land K-major as
 /// wgmma reads them. `k` is A's and `bt`'s column count.
 ///
 /// Warp specialisation: one thread of warpgroup 0 streams k-tiles into a `STAGES`-deep ring
-/// with TMA — its block's A, and its half of B multicast to both blocks of the cluster — each
-/// stage's `full` barrier counting the bytes in (A, and both halves of B); the two consumer
-/// warpgroups wait for a stage, multiply it (four `wgmma.m64n256k16` each, one group) while the
-/// next stages load, and — once their group of the previous k-tile has finished — release that
-/// stage to both blocks' producers on their `empty` barriers (one arrival per warp and block),
-/// which a producer waits for before refilling the stage in both blocks. `setmaxnreg` moves
-/// registers from the producer (40) to the consumers (232), which hold 128 accumulators each.
+/// with TMA, each stage's `full` barrier counting the bytes in; the consumer warpgroups wait for
+/// a stage, multiply it (four `wgmma.m64n256k16` each, one group) while the next stages load,
+/// and — once their group of the previous k-tile has finished — release that stage on its
+/// `empty` barrier (one arrival per warp), which the producer waits for before refilling it.
+/// `setmaxnreg` moves registers from the producer to the consumers, which hold 128
+/// accumulators each.
 #[inline(always)]
-fn gemm<T: Elem>(
+fn gemm<T: Elem, const GROUP: usize>(
     a: TensorMap<T, 2>,
     bt: TensorMap<T, 2>,
     k: u32,
     c: &mut DisjointWgmmaTiles<T, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
+    const NC: usize = CONSUMERS;
     const A_TILES: usize = CONSUMERS * STAGES;
     let full = mbarriers!(STAGES);
     let empty = mbarriers!(STAGES);
     let smem = aligned(dynamic_shared::<T>(), 1024);
-    // Uniform over the launch: no thread reaches a barrier. The pairs of blocks share B only
-    // when every group of the block order has an even number of tile-rows.
-    if smem.len() < STAGES * (CONSUMERS * A_TILE + B_TILE)
-        || !(thread::grid_dim().y as usize).is_multiple_of(CLUSTER)
-        || cluster::nctarank() as usize != CLUSTER
-    {
+    // Uniform over the launch: no thread reaches a barrier.
+    if smem.len() < STAGES * (NC * A_TILE + B_TILE) {
         return;
     }
     let (sa, sb) = smem.split_at(A_TILES * A_TILE);
     let ring_a = LayoutA::<T>::ring::<A_TILES>(sa);
     let ring_b = LayoutB::<T>::ring::<STAGES>(sb);
     full.init_async(1);
-    empty.init_async((CLUSTER * CONSUMERS * 4) as u32);
-    // Both blocks' barriers are initialised before either block's copies or arrivals reach them.
-    cluster::sync();
+    empty.init_async(4 * NC as u32);
     let t = thread::thread_rank() as usize;
     let (row0, col0) = c.origin();
-    let rank = cluster::ctarank();
     let k_tiles = (k as usize).div_ceil(BK);
 
     if t / 128 < FIRST_CONSUMER {
         setmaxnreg_dec::<40>();
         if t == 0 {
-            let bytes = CONSUMERS as u32 * a.box_bytes() + CLUSTER as u32 * bt.box_bytes();
-            let b_half = rank as usize * B_BOX_ROWS;
+            let bytes = NC as u32 * a.box_bytes() + bt.box_bytes();
             for kt in 0..k_tiles {
                 let (s, use_) = (kt % STAGES, kt / STAGES);
                 if use_ > 0 {
-                    // Both blocks' consumers are done with this stage's previous k-tile.
+                    // Every consumer is done with this stage's previous k-tile.
                     empty.get(s).wait_parity((use_ - 1) as u32 % 2);
                 }
                 let bar = full.get(s);
                 bar.arrive_expect_tx(bytes);
                 let k0 = (kt * BK) as i32;
-                for h in 0..CONSUMERS {
-                    a.load(ring_a.tile(CONSUMERS * s + h), [k0, (row0 + h * A_BOX_ROWS) as i32], bar);
+                for h in 0..NC {
+                    a.load(ring_a.tile(NC * s + h), [k0, (row0 + h * A_BOX_ROWS) as i32], bar);
                 }
-                let half = ring_b.tile(s).split_at(b_half * BK).1;
-                bt.load_multicast(half, [k0, (col0 + b_half) as i32], bar, (1 << CLUSTER) - 1);
+                bt.load(ring_b.tile(s), [k0, col0 as i32], bar);
             }
         }
-    } else {
-        setmaxnreg_inc::<232>();
-        let part = (t / 128 - FIRST_CONSUMER) % CONSUMERS;
-        let mut acc = WgAcc::<M64N256K16>::zero();
-        for kt in 0..k_tiles {
-            let s = kt % STAGES;
-            full.get(s).wait_parity((kt / STAGES) as u32 % 2);
-            // Nothing but wgmmas between the fence and the commit: ptxas keeps them one
-            // asynchronous group (a branch in between, e.g. a bounds check, serialises them).
-            let (ta, tb) = (CONSUMERS * s + part, s);
-            fence();
-            mma_async(&mut acc, ring_a.desc::<0>(ta), ring_b.desc::<0>(tb), kt > 0);
-            mma_async(&mut acc, ring_a.desc::<16>(ta), ring_b.desc::<16>(tb), true);
-            mma_async(&mut acc, ring_a.desc::<32>(ta), ring_b.desc::<32>(tb), true);
-            mma_async(&mut acc, ring_a.desc::<48>(ta), ring_b.desc::<48>(tb), true);
-            commit_group();
-            // Keep this k-tile's group in flight; the previous one is done, so its stage is
-            // free in this block — for both producers, as both write into it.
-            wait_group::<1, _>(&mut acc);
-            if kt > 0 && thread::lane_id() == 0 {
-                let stage = empty.get((kt - 1) % STAGES);
-                for r in 0..CLUSTER as u32 {
-                    stage.arrive_cluster(r);
-                }
-            }
-        }
-        wait_group::<0, _>(&mut acc);
+        return;
+    }
 
-        for i in (0..BN / 2).step_by(2) {
-            let [x, y] = T::pair_from_f32(acc.get(i), acc.get(i + 1));
-            if let Some(p) = c.pair_mut(i) {
-                *p = [x, y];
-            } else {
-                if let Some(o) = c.get_mut(i) {
-                    *o = x;
-                }
-                if let Some(o) = c.get_mut(i + 1) {
-                    *o = y;
-                }
+    setmaxnreg_inc::<232>();
+    let part = (t / 128 - FIRST_CONSUMER) % NC;
+    let mut acc = WgAcc::<M64N256K16>::zero();
+    for kt in 0..k_tiles {
+        let s = kt % STAGES;
+        full.get(s).wait_parity((kt / STAGES) as u32 % 2);
+        // Nothing but wgmmas between the fence and the commit: ptxas keeps them one
+        // asynchronous group (a branch in between, e.g. a bounds check, serialises them).
+        let (ta, tb) = (NC * s + part, s);
+        fence();
+        mma_async(&mut acc, ring_a.desc::<0>(ta), ring_b.desc::<0>(tb), kt > 0);
+        mma_async(&mut acc, ring_a.desc::<16>(ta), ring_b.desc::<16>(tb), true);
+        mma_async(&mut acc, ring_a.desc::<32>(ta), ring_b.desc::<32>(tb), true);
+        mma_async(&mut acc, ring_a.desc::<48>(ta), ring_b.desc::<48>(tb), true);
+        commit_group();
+        // Keep this k-tile's group in flight; the previous one is done, so its stage is free.
+        wait_group::<1, _>(&mut acc);
+        if kt > 0 && thread::lane_id() == 0 {
+            empty.get((kt - 1) % STAGES).arrive();
+        }
+    }
+    wait_group::<0, _>(&mut acc);
+
+    for i in (0..BN / 2).step_by(2) {
+        let [x, y] = T::pair_from_f32(acc.get(i), acc.get(i + 1));
+        if let Some(p) = c.pair_mut(i) {
+            *p = [x, y];
+        } else {
+            if let Some(o) = c.get_mut(i) {
+                *o = x;
+            }
+            if let Some(o) = c.get_mut(i + 1) {
+                *o = y;
             }
         }
     }
-    // No block exits while the other may still arrive on its barriers.
-    cluster::sync();
 }
 
 /// Tile-rows per group of the block order (see `DisjointWgmmaTiles`): blocks launched together
-/// share rows of A and columns of B in L2. Even, so the two blocks of a cluster share B.
+/// share rows of A and columns of B in L2.
 pub const GROUP: usize = 8;
-const _: () = assert!(GROUP.is_multiple_of(CLUSTER));
 
 /// `C = A * B` in bf16 (f32 accumulation): `a` maps A (`m x k`), `bt` maps B transposed
-/// (`n x k`), both row-major with boxes of 64 columns x 64 rows (`a`) / 128 rows (`bt`) and
+/// (`n x k`), both row-major with boxes of 64 columns x 64 rows (`a`) / 256 rows (`bt`) and
 /// 128-byte swizzle (the host builds them); C is `m x n` row-major. A block of three warpgroups
-/// computes a 128 x 256 tile of C: a TMA producer and two wgmma consumers; clusters of two blocks
-/// share B (see `gemm`).
-#[kernel(block(THREADS), cluster(2), launch_bounds(384, 1))]
+/// computes a 128 x 256 tile of C: a TMA producer and two wgmma consumers (see `gemm`).
+#[kernel(block(THREADS), launch_bounds(384, 1))]
 pub fn hopper_gemm_bf16(
     a: TensorMap<Bf16, 2>,
     bt: TensorMap<Bf16, 2>,
@@ -181,7 +158,7 @@ pub fn hopper_gemm_bf16(
 }
 
 /// [`hopper_gemm_bf16`] on f16.
-#[kernel(block(THREADS), cluster(2), launch_bounds(384, 1))]
+#[kernel(block(THREADS), launch_bounds(384, 1))]
 pub fn hopper_gemm_f16(
     a: TensorMap<F16, 2>,
     bt: TensorMap<F16, 2>,

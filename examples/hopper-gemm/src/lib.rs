@@ -9,7 +9,7 @@ use oxide_rt::host::{Swizzle, TensorMap, TensorMapDesc};
 use oxide_rt::{Bf16, LaunchConfig, Slice2d, F16};
 use std::sync::Arc;
 
-pub use kernels::{A_BOX_ROWS, BK, BM, BN, B_BOX_ROWS, CLUSTER, SHARED_BYTES, THREADS};
+pub use kernels::{A_BOX_ROWS, BK, BM, BN, SHARED_BYTES, THREADS};
 
 /// GPU size of main.rs: 4096 x 4096 x 4096.
 pub const DEFAULT_SIZE: usize = 4096;
@@ -102,12 +102,9 @@ pub fn reference_at<T: Elem>(p: &Problem<T>, i: usize, j: usize) -> (f64, f64) {
     (dot, (p.k as f64 + 2.0) * u * abs * 1.01 + dot.abs() * T::ROUNDING * 1.01)
 }
 
-/// One block per 128 x 256 tile of C, 193 KiB of dynamic shared memory; the grid is a whole
-/// number of clusters in x and has an even number of tile-rows (the blocks past the matrix
-/// write nothing), so the two blocks of a cluster are vertical neighbours.
+/// One block per 128 x 256 tile of C, 193 KiB of dynamic shared memory.
 pub fn config(m: usize, n: usize) -> LaunchConfig {
-    let even = |tiles: usize| tiles.div_ceil(CLUSTER) * CLUSTER;
-    LaunchConfig::new((even(n.div_ceil(BN)) as u32, even(m.div_ceil(BM)) as u32, 1), (THREADS, 1, 1))
+    LaunchConfig::new((n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1), (THREADS, 1, 1))
         .shared_mem_bytes(SHARED_BYTES as u32)
 }
 
@@ -145,7 +142,7 @@ pub fn upload<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<(OnGp
     Ok((g, stream.alloc_zeros(p.m * p.n).map_err(err("allocating C"))?))
 }
 
-/// The TMA maps of A (boxes of 64 rows) and B transposed (boxes of 128 rows), 64 columns wide
+/// The TMA maps of A (boxes of 64 rows) and B transposed (boxes of 256 rows), 64 columns wide
 /// with 128-byte swizzle: what the kernel's shared-memory layouts expect.
 pub fn maps<'a, T: Elem>(
     p: &Problem<T>,
@@ -154,7 +151,7 @@ pub fn maps<'a, T: Elem>(
     let desc = |rows: usize, box_rows: usize| {
         TensorMapDesc::row_major([p.k as u64, rows as u64], [BK as u32, box_rows as u32]).swizzle(Swizzle::B128)
     };
-    Ok((TensorMap::new(&g.a, desc(p.m, A_BOX_ROWS))?, TensorMap::new(&g.bt, desc(p.n, B_BOX_ROWS))?))
+    Ok((TensorMap::new(&g.a, desc(p.m, A_BOX_ROWS))?, TensorMap::new(&g.bt, desc(p.n, BN))?))
 }
 
 /// One launch with maps already made (the benchmark's unit).

@@ -163,31 +163,6 @@ pub(crate) unsafe fn tma_load<const D: usize>(_dst: *mut u8, _map: u64, _coords:
 /// # Safety
 /// Never runs: panics.
 #[track_caller]
-pub(crate) unsafe fn tma_load_multicast<const D: usize>(
-    _dst: *mut u8,
-    _map: u64,
-    _coords: [i32; D],
-    _bar: *mut u64,
-    _mask: u16,
-) {
-    no_tma("cp.async.bulk.tensor (multicast load)")
-}
-
-/// # Safety
-/// Never runs: panics.
-#[track_caller]
-pub(crate) unsafe fn mbarrier_arrive_cluster(_bar: *mut u64, rank: u32) {
-    // The CPU executor runs every block as a cluster of one (and refuses `cluster(..)` kernels).
-    if rank != 0 {
-        panic!("mbarrier arrive on block {rank} of the cluster: the CPU executor runs clusters of one block");
-    }
-    // SAFETY: rank 0 of a cluster of one is this block: `_bar` is its live barrier (the caller's guarantee).
-    unsafe { mbarrier_arrive(_bar) }
-}
-
-/// # Safety
-/// Never runs: panics.
-#[track_caller]
 pub(crate) unsafe fn tma_store<const D: usize>(_src: *const u8, _map: u64, _coords: [i32; D]) {
     no_tma("cp.async.bulk.tensor (store)")
 }

@@ -14,7 +14,6 @@
 //! | [`mbarriers!`](crate::mbarriers) + [`Mbarriers::init`] | `mbarrier.init.shared::cta.b64` (thread 0), `barrier.sync` | sm_80 |
 //! | [`Mbarriers::init_async`] | as `init`, then `fence.mbarrier_init.release.cluster` | sm_90 |
 //! | [`Mbarrier::arrive`] | `mbarrier.arrive.shared.b64` | sm_80 |
-//! | [`Mbarrier::arrive_cluster`] | `mapa.shared::cluster` + `mbarrier.arrive.release.cluster.shared::cluster.b64` | sm_90 |
 //! | [`Mbarrier::arrive_expect_tx`] | `mbarrier.arrive.expect_tx.shared::cta.b64` | sm_90 |
 //! | [`Mbarrier::expect_tx`] | `mbarrier.expect_tx.relaxed.cta.shared::cta.b64` | sm_90 |
 //! | [`Mbarrier::complete_tx`] | `mbarrier.complete_tx.relaxed.cta.shared::cta.b64` | sm_90 |
@@ -152,24 +151,6 @@ impl Mbarrier {
         unsafe { imp::mbarrier_arrive(self.ptr()) }
     }
 
-    /// Arrives once on the barrier at this barrier's offset in block `rank` of the cluster
-    /// (`mapa` + `mbarrier.arrive.release.cluster.shared::cluster`, sm_90): how a consumer
-    /// releases a stage that another block's producer fills (e.g. with
-    /// [`TensorMap::load_multicast`](super::tma::TensorMap::load_multicast)). Every block of the
-    /// cluster runs the same kernel, so that barrier exists; block `rank` must not have exited
-    /// (end the kernel with a [`cluster::sync`](super::cluster::sync)). Panics when `rank` is
-    /// not below the cluster's size.
-    #[inline(always)]
-    #[track_caller]
-    pub fn arrive_cluster(self, rank: u32) {
-        let n = super::cluster::nctarank();
-        if rank >= n {
-            bad_rank(rank, n);
-        }
-        // SAFETY: `ptr` is this block's live barrier slot; block `rank` exists (checked) and runs this kernel, so the same offset is its barrier.
-        unsafe { imp::mbarrier_arrive_cluster(self.ptr(), rank) }
-    }
-
     /// Announces `bytes` more bytes of asynchronous copies for the current phase and arrives
     /// once (`mbarrier.arrive.expect_tx`, sm_90): what the thread issuing a TMA load calls.
     #[inline(always)]
@@ -235,13 +216,6 @@ pub fn fence_mbarrier_init() {
 #[inline(always)]
 pub fn fence_proxy_async() {
     imp::fence_proxy_async()
-}
-
-#[cold]
-#[inline(never)]
-#[track_caller]
-fn bad_rank(rank: u32, n: u32) -> ! {
-    panic!("mbarrier arrive on block {rank} of the cluster, which has {n}")
 }
 
 #[cold]

@@ -139,55 +139,6 @@ pub unsafe fn tma_load<const D: usize>(dst: *mut u8, map: u64, coords: [i32; D],
     }
 }
 
-/// [`tma_load`] to the same offsets in every block of the cluster in `mask`.
-///
-/// # Safety
-/// As [`tma_load`], in every block of `mask` (the same kernel, so the same shared layout).
-#[inline(always)]
-pub unsafe fn tma_load_multicast<const D: usize>(dst: *mut u8, map: u64, coords: [i32; D], bar: *mut u64, mask: u16) {
-    let c = |i: usize| if i < D { coords[i] } else { 0 };
-    // SAFETY: guaranteed by the caller; the braces scope the temporaries.
-    unsafe {
-        macro_rules! load {
-            ($dim:literal, $coords:literal, $($ci:ident $n:literal),*) => {
-                asm!(
-                    "{{ .reg .u64 %oxg, %oxh; .reg .u32 %oxs, %oxb; cvta.to.shared.u64 %oxg, {d}; cvt.u32.u64 %oxs, %oxg;",
-                    "cvta.to.shared.u64 %oxh, {b}; cvt.u32.u64 %oxb, %oxh;",
-                    concat!("cp.async.bulk.tensor.", $dim, ".shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%oxs], [{m}, ", $coords, "], [%oxb], {k}; }}"),
-                    d = in(reg64) dst, b = in(reg64) bar, m = in(reg64) map, k = in(reg16) mask,
-                    $($ci = in(reg32) c($n),)*
-                    options(nostack)
-                )
-            };
-        }
-        match D {
-            1 => load!("1d", "{{{c0}}}", c0 0),
-            2 => load!("2d", "{{{c0}, {c1}}}", c0 0, c1 1),
-            3 => load!("3d", "{{{c0}, {c1}, {c2}}}", c0 0, c1 1, c2 2),
-            4 => load!("4d", "{{{c0}, {c1}, {c2}, {c3}}}", c0 0, c1 1, c2 2, c3 3),
-            _ => load!("5d", "{{{c0}, {c1}, {c2}, {c3}, {c4}}}", c0 0, c1 1, c2 2, c3 3, c4 4),
-        }
-    }
-}
-
-/// Arrives on the barrier at `bar`'s offset in block `rank` of the cluster (`mapa`, then
-/// `mbarrier.arrive.release.cluster.shared::cluster`).
-///
-/// # Safety
-/// `bar` is a live barrier of this block; block `rank` of the cluster runs the same kernel (the
-/// same offset is its barrier) and has not exited.
-#[inline(always)]
-pub unsafe fn mbarrier_arrive_cluster(bar: *mut u64, rank: u32) {
-    // SAFETY: guaranteed by the caller; the braces scope the temporaries.
-    unsafe {
-        asm!(
-            "{{ .reg .u64 %oxg; .reg .u32 %oxs, %oxr; cvta.to.shared.u64 %oxg, {b}; cvt.u32.u64 %oxs, %oxg;",
-            "mapa.shared::cluster.u32 %oxr, %oxs, {r}; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%oxr]; }}",
-            b = in(reg64) bar, r = in(reg32) rank, options(nostack)
-        )
-    }
-}
-
 /// `cp.async.bulk.tensor.Dd` store of shared `src` to the box at `coords` of the tensor map at
 /// `map`, in this thread's current bulk group.
 ///

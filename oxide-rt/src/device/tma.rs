@@ -11,7 +11,6 @@
 //! | operation | PTX instruction | needs |
 //! | --- | --- | --- |
 //! | [`TensorMap::load`] (`D` = 1..5) | `cp.async.bulk.tensor.Dd.shared::cluster.global.mbarrier::complete_tx::bytes` | sm_90 |
-//! | [`TensorMap::load_multicast`] | `cp.async.bulk.tensor.Dd.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster` | sm_90 |
 //! | [`TensorMap::store`] | `cp.async.bulk.tensor.Dd.global.shared::cta.bulk_group` | sm_90 |
 //! | [`store_commit`] | `cp.async.bulk.commit_group` | sm_90 |
 //! | [`store_wait`], [`store_wait_read`] | `cp.async.bulk.wait_group N`, `cp.async.bulk.wait_group.read N` | sm_90 |
@@ -179,22 +178,6 @@ impl<T: SharedElem, const D: usize> TensorMap<T, D> {
         let dst = self.checked_tile(tile, coords[0], Some(bar));
         // SAFETY: `addr` is this launch's map (from the entry), whose box fits `tile` (checked), `tile` is aligned (checked), `bar` a live barrier of this block; `D` is the map's rank (the type the launcher checked).
         unsafe { imp::tma_load::<D>(dst as *mut u8, self.addr, coords, bar.as_ptr()) }
-    }
-
-    /// As [`load`](Self::load), delivered to every block of the cluster whose rank is set in
-    /// `cta_mask` (bit `r` for rank `r`), at `tile`'s offset in that block's shared memory,
-    /// completing the transaction bytes of the barrier at `bar`'s offset there (PTX
-    /// `cp.async.bulk.tensor.Dd...complete_tx::bytes.multicast::cluster`, sm_90). Every block of
-    /// the cluster runs the same kernel with the same shared-memory layout, so those places
-    /// exist; as with [`cluster::map_shared`](super::cluster::map_shared) writes, the kernel
-    /// must make sure the other blocks are done with them (a barrier protocol: each block
-    /// announces the bytes on its own barrier and releases its tile to every loader).
-    #[inline(always)]
-    #[track_caller]
-    pub fn load_multicast(self, tile: SharedSlice<T>, coords: [i32; D], bar: Mbarrier, cta_mask: u16) {
-        let dst = self.checked_tile(tile, coords[0], Some(bar));
-        // SAFETY: as in `load`, for this block; the other blocks of the mask run the same kernel, whose shared memory has the same layout, so the same offsets are their (live, until the kernel's final cluster barrier) tile and barrier.
-        unsafe { imp::tma_load_multicast::<D>(dst as *mut u8, self.addr, coords, bar.as_ptr(), cta_mask) }
     }
 
     /// Starts storing `tile` to the box at `coords` (PTX `cp.async.bulk.tensor.Dd.global.shared::cta.bulk_group`,
