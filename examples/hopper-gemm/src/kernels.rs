@@ -55,7 +55,7 @@ impl Elem for F16 {}
 /// `setmaxnreg` moves registers from the producer to the consumers, which hold 128
 /// accumulators each.
 #[inline(always)]
-fn gemm<T: Elem, const GROUP: usize>(
+fn gemm<T: Elem, const GROUP: usize, const EARLY: bool>(
     a: TensorMap<T, 2>,
     bt: TensorMap<T, 2>,
     k: u32,
@@ -116,10 +116,18 @@ fn gemm<T: Elem, const GROUP: usize>(
         mma_async(&mut acc, ring_a.desc::<32>(ta), ring_b.desc::<32>(tb), true);
         mma_async(&mut acc, ring_a.desc::<48>(ta), ring_b.desc::<48>(tb), true);
         commit_group();
-        // Keep this k-tile's group in flight; the previous one is done, so its stage is free.
-        wait_group::<1, _>(&mut acc);
-        if kt > 0 && thread::lane_id() == 0 {
-            empty.get((kt - 1) % STAGES).arrive();
+        if EARLY {
+            // Wait for this k-tile's group and free its stage at once.
+            wait_group::<0, _>(&mut acc);
+            if thread::lane_id() == 0 {
+                empty.get(s).arrive();
+            }
+        } else {
+            // Keep this k-tile's group in flight; the previous one is done, so its stage is free.
+            wait_group::<1, _>(&mut acc);
+            if kt > 0 && thread::lane_id() == 0 {
+                empty.get((kt - 1) % STAGES).arrive();
+            }
         }
     }
     wait_group::<0, _>(&mut acc);
@@ -154,7 +162,7 @@ pub fn hopper_gemm_bf16(
     k: u32,
     mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
-    gemm(a, bt, k, &mut c);
+    gemm::<_, GROUP, false>(a, bt, k, &mut c);
 }
 
 /// [`hopper_gemm_bf16`] on f16.
@@ -165,5 +173,18 @@ pub fn hopper_gemm_f16(
     k: u32,
     mut c: DisjointWgmmaTiles<F16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
-    gemm(a, bt, k, &mut c);
+    gemm::<_, GROUP, false>(a, bt, k, &mut c);
+}
+
+/// Tuning variant (`hopper-gemm variants`): each consumer waits for its k-tile's wgmmas and
+/// frees the stage at once (one more stage of lookahead for the producer, no group in flight
+/// across k-tiles).
+#[kernel(block(THREADS), launch_bounds(384, 1))]
+pub fn hopper_gemm_bf16_early(
+    a: TensorMap<Bf16, 2>,
+    bt: TensorMap<Bf16, 2>,
+    k: u32,
+    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
+) {
+    gemm::<_, GROUP, true>(a, bt, k, &mut c);
 }
