@@ -164,17 +164,6 @@ pub fn launch<T: Elem>(
     T::launch(stream, config(p.m, p.n), a, bt, p.k as u32, Slice2d::new(c, p.n))
 }
 
-/// The tuning variant of the bf16 kernel (`hopper-gemm variants`): stages freed right after
-/// their wgmmas.
-pub fn launch_early(
-    stream: &Arc<CudaStream>,
-    p: &Problem<Bf16>,
-    (a, bt): &(TensorMap<'_, Bf16, 2>, TensorMap<'_, Bf16, 2>),
-    c: &mut CudaSlice<Bf16>,
-) -> Result<(), oxide_rt::Error> {
-    kernels::launch_hopper_gemm_bf16_early_with(stream, config(p.m, p.n), a, bt, p.k as u32, Slice2d::new(c, p.n))
-}
-
 pub fn run_gpu<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<Vec<T>, oxide_rt::Error> {
     let (g, mut c) = upload(stream, p)?;
     launch(stream, p, &maps(p, &g)?, &mut c)?;
