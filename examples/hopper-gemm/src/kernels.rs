@@ -50,7 +50,7 @@ impl Elem for F16 {}
 /// `setmaxnreg` moves registers from the producer to the consumers, which hold 128
 /// accumulators each.
 #[inline(always)]
-fn gemm<T: Elem, const GROUP: usize, const B_BOXES: usize>(
+fn gemm<T: Elem, const GROUP: usize>(
     a: TensorMap<T, 2>,
     bt: TensorMap<T, 2>,
     k: u32,
@@ -77,7 +77,7 @@ fn gemm<T: Elem, const GROUP: usize, const B_BOXES: usize>(
     if t / 128 < FIRST_CONSUMER {
         setmaxnreg_dec::<40>();
         if t == 0 {
-            let bytes = NC as u32 * a.box_bytes() + B_BOXES as u32 * bt.box_bytes();
+            let bytes = NC as u32 * a.box_bytes() + bt.box_bytes();
             for kt in 0..k_tiles {
                 let (s, use_) = (kt % STAGES, kt / STAGES);
                 if use_ > 0 {
@@ -90,10 +90,7 @@ fn gemm<T: Elem, const GROUP: usize, const B_BOXES: usize>(
                 for h in 0..NC {
                     a.load(ring_a.tile(NC * s + h), [k0, (row0 + h * A_BOX_ROWS) as i32], bar);
                 }
-                for h in 0..B_BOXES {
-                    let rows = h * BN / B_BOXES;
-                    bt.load(ring_b.tile(s).split_at(rows * BK).1, [k0, (col0 + rows) as i32], bar);
-                }
+                bt.load(ring_b.tile(s), [k0, col0 as i32], bar);
             }
         }
         return;
@@ -153,7 +150,7 @@ pub fn hopper_gemm_bf16(
     k: u32,
     mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
-    gemm::<_, GROUP, 1>(a, bt, k, &mut c);
+    gemm::<_, GROUP>(a, bt, k, &mut c);
 }
 
 /// [`hopper_gemm_bf16`] on f16.
@@ -164,17 +161,5 @@ pub fn hopper_gemm_f16(
     k: u32,
     mut c: DisjointWgmmaTiles<F16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
-    gemm::<_, GROUP, 1>(a, bt, k, &mut c);
-}
-
-/// Tuning variant (`hopper-gemm variants`): B's k-tile as two TMA boxes of 128 rows (the host
-/// maps `bt` with 128-row boxes).
-#[kernel(block(THREADS), launch_bounds(384, 1))]
-pub fn hopper_gemm_bf16_bsplit(
-    a: TensorMap<Bf16, 2>,
-    bt: TensorMap<Bf16, 2>,
-    k: u32,
-    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
-) {
-    gemm::<_, GROUP, 2>(a, bt, k, &mut c);
+    gemm::<_, GROUP>(a, bt, k, &mut c);
 }

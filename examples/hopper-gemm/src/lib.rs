@@ -164,20 +164,6 @@ pub fn launch<T: Elem>(
     T::launch(stream, config(p.m, p.n), a, bt, p.k as u32, Slice2d::new(c, p.n))
 }
 
-/// The tuning variant of the bf16 kernel (`hopper-gemm variants`): B in two 128-row boxes.
-pub fn launch_bsplit(
-    stream: &Arc<CudaStream>,
-    p: &Problem<Bf16>,
-    g: &OnGpu<Bf16>,
-    c: &mut CudaSlice<Bf16>,
-) -> Result<(), oxide_rt::Error> {
-    let desc = |rows: usize, box_rows: usize| {
-        TensorMapDesc::row_major([p.k as u64, rows as u64], [BK as u32, box_rows as u32]).swizzle(Swizzle::B128)
-    };
-    let (a, bt) = (TensorMap::new(&g.a, desc(p.m, A_BOX_ROWS))?, TensorMap::new(&g.bt, desc(p.n, BN / 2))?);
-    kernels::launch_hopper_gemm_bf16_bsplit_with(stream, config(p.m, p.n), &a, &bt, p.k as u32, Slice2d::new(c, p.n))
-}
-
 pub fn run_gpu<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<Vec<T>, oxide_rt::Error> {
     let (g, mut c) = upload(stream, p)?;
     launch(stream, p, &maps(p, &g)?, &mut c)?;
