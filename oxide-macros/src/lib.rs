@@ -61,6 +61,7 @@ use proc_macro::TokenStream;
 /// | --- | --- |
 /// | `dims = 1`, `2` or `3` | the launchers refuse geometries using more dimensions, and the device index math drops the rest |
 /// | `block(x[, y[, z]])` | the only block shape (constants allowed): the launchers refuse any other, the PTX carries `.reqntid`, and `thread::block_dim()` is a constant on the device, so tile indexing by `thread_idx()` needs no bounds check |
+/// | `cluster(x[, y[, z]])` | thread-block clusters of this shape (literals, at most 8 blocks; sm_90): the PTX carries `.reqnctapercluster`, the launchers refuse a grid that is not a whole number of clusters, and the CPU launchers return `Err` (see `oxide_rt::device::cluster`) |
 /// | `launch_bounds(max_threads[, min_blocks])` | the launchers refuse larger blocks; the PTX carries `.maxntid` (and `.minnctapersm`), which lets ptxas budget registers |
 /// | `name = "symbol"` | the kernel's PTX symbol (default: the function's name); the launchers keep the function's name |
 /// | `instantiate(T, ..)` | one kernel per listed type of a generic kernel (see below) |
@@ -87,6 +88,7 @@ use proc_macro::TokenStream;
 /// | `&[AtomicU32]`, `&[AtomicF32]`, … (shared output) | `&CudaSlice<u32>`, `&CudaSlice<f32>`, … (the plain type) | `&[AtomicU32]`, `&[AtomicF32]`, … | every thread, atomically |
 /// | `Matrix<T>` (row-major input) | `Matrix::new(&buf, rows, cols)` | `Matrix::new(&vec[..], rows, cols)` | nobody |
 /// | `Matrix<AtomicF32>`, … (row-major shared output) | `Matrix::new(&buf, rows, cols)`, `buf` of the plain type | `Matrix::new(&atomics[..], rows, cols)` | every thread, atomically |
+/// | `TensorMap<T, D>` (TMA, `D` = 1..=5; sm_90) | `&oxide_rt::host::TensorMap<T, D>` | the same; returns `Err` (no TMA on the CPU) | the block's TMA stores, through a map from `TensorMap::new_mut` |
 /// | `DisjointSlice<T>` | `&mut CudaSlice<T>` / `&mut CudaViewMut<T>` | `&mut [T]` | thread `i` element `i` (`thread::index()`) |
 /// | `DisjointSlice2d<T>` | `Slice2d::new(&mut buf, cols)` | `Slice2d::new(&mut vec, cols)` | thread `(x, y)` element `y * cols + x` |
 /// | `DisjointSlice3d<T>` | `Slice3d::new(&mut buf, cols, rows)` | `Slice3d::new(&mut vec, cols, rows)` | thread `(x, y, z)` element `(z * rows + y) * cols + x` |

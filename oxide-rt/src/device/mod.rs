@@ -22,6 +22,13 @@
 //! | [`half`] | `__nv_bfloat16`, `__half`, TF32: [`Bf16`], [`F16`], [`Tf32`] |
 //! | [`print`](mod@print) | `printf` ([`dprintln!`](crate::dprintln)) |
 //!
+//! **Inline PTX.** The kernels module is built with `asm_experimental_arch`, so
+//! `core::arch::asm!` is the escape hatch for any instruction the API lacks. The CPU executor
+//! cannot run PTX: put the `asm!` under `#[cfg(target_arch = "nvptx64")]` and give the host
+//! build a Rust fallback under `#[cfg(not(target_arch = "nvptx64"))]` (README, "Writing
+//! kernels", has the pattern). [`tma::TensorMap::as_u64`] and [`mbarrier::Mbarrier::as_ptr`]
+//! hand their addresses to such code.
+//!
 //! A panic in a kernel (bounds check, `panic!`, `unwrap`) stops the kernel; on the GPU the host
 //! gets `Error::KernelPanic` with the source location and message from
 //! `oxide_rt::host::synchronize` (or the next launch).
@@ -75,7 +82,7 @@ pub use math::Float;
 pub use matrix::Matrix;
 pub use mbarrier::{Mbarrier, Mbarriers};
 pub use oxide_macros::kernel;
-pub use shared::{dynamic_shared, Shared2d, SharedAtomic, SharedElem, SharedSlice};
+pub use shared::{dynamic_shared, dynamic_shared_aligned, Shared2d, SharedAtomic, SharedElem, SharedSlice};
 pub use slice::{
     DisjointAppend, DisjointButterflies, DisjointChunks, DisjointPerBlock, DisjointPerWarp, DisjointRows,
     DisjointSlice, DisjointSlice2d, DisjointSlice3d, DisjointStrided, DisjointTiles, DisjointXorPairs,

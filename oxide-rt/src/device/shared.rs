@@ -425,6 +425,29 @@ pub fn dynamic_shared<T: SharedElem>() -> SharedSlice<T> {
     unsafe { SharedSlice::from_raw(ptr as *mut T, len) }
 }
 
+/// The launch's dynamic shared memory from its first `ALIGN`-byte aligned address on, as `T`s
+/// (as many whole ones as fit after the padding): for TMA tiles, which must start 128 to 1024
+/// bytes aligned, in dynamic shared memory (the only kind above 48 KiB). The window itself is
+/// only 16-byte aligned (static shared arrays come first), so ask the launch for `ALIGN - 16`
+/// bytes more than the tiles need. `ALIGN` is a power of two, at least 16.
+#[inline(always)]
+pub fn dynamic_shared_aligned<T: SharedElem, const ALIGN: usize>() -> SharedSlice<T> {
+    const {
+        assert!(ALIGN.is_power_of_two() && ALIGN >= 16, "ALIGN is a power of two of at least 16 bytes");
+        assert!(core::mem::align_of::<T>() <= ALIGN, "ALIGN must suit T")
+    };
+    let (ptr, bytes) = backend::dynamic_shared();
+    let pad = (ALIGN - (ptr as usize) % ALIGN) % ALIGN;
+    let left = bytes.saturating_sub(pad);
+    let len = match core::mem::size_of::<T>() {
+        0 => 0,
+        n => left / n,
+    };
+    let ptr = if left == 0 { ptr } else { ptr.wrapping_add(pad) };
+    // SAFETY: `ptr + pad .. ptr + bytes` lies inside the block's dynamic window (`pad <= bytes` whenever `left > 0`; otherwise the view is empty), aligned to `ALIGN`, alive for the whole kernel.
+    unsafe { SharedSlice::from_raw(ptr as *mut T, len) }
+}
+
 /// Size of the launch's dynamic shared memory in bytes.
 #[inline(always)]
 pub fn dynamic_shared_bytes() -> usize {

@@ -313,3 +313,74 @@ pub fn elect_and_asm(mut out: DisjointChunks<u32, 3>) {
         *o = v;
     }
 }
+
+/// Stages of [`tma_pipeline`] and its box: 64 x 64 u32 = 16 KiB per stage, 64 KiB in all, so
+/// the tiles live in dynamic shared memory above the 48 KiB of static memory.
+pub const PIPE_STAGES: usize = 4;
+pub const PIPE_BOX: u32 = 64;
+/// Consumer threads (4 warps) and the producer warp of [`tma_pipeline`].
+pub const CONSUMERS: usize = 128;
+pub const PIPE_THREADS: usize = CONSUMERS + 32;
+/// Dynamic shared memory [`tma_pipeline`] needs: the stages plus the alignment padding.
+pub const PIPE_SHARED: u32 = (PIPE_STAGES as u32) * PIPE_BOX * PIPE_BOX * 4 + 1024 - 16;
+
+/// A warp-specialised TMA pipeline: warp 4 produces (its elected lane loads `tiles` boxes of
+/// 64 rows each, block `b` starting at row `64 * tiles * b`, into a ring of `PIPE_STAGES`
+/// stages), warps 0..4 consume (each thread sums elements `t, t + 128, ..` of every box).
+/// `full[s]` completes when stage `s`'s box has landed (the producer's `arrive_expect_tx` and
+/// the copy's bytes), `empty[s]` when all 128 consumers have read it; round `k` of stage `s`
+/// waits for phase `k / PIPE_STAGES` of each.
+#[kernel(block(160))]
+pub fn tma_pipeline(map: TensorMap<u32, 2>, tiles: u32, mut out: DisjointSlice<u32>) {
+    let smem = dynamic_shared_aligned::<u32, 1024>();
+    let stage = |s: usize| smem.split_at(s * (PIPE_BOX * PIPE_BOX) as usize).1;
+    let full = mbarriers!(PIPE_STAGES);
+    let empty = mbarriers!(PIPE_STAGES);
+    full.init_async(1);
+    empty.init_async(CONSUMERS as u32);
+    let t = thread::thread_idx().x as usize;
+    let base = (thread::block_idx().x * tiles * PIPE_BOX) as i32;
+    let mut sum = 0u32;
+    if t >= CONSUMERS {
+        if elect_sync() {
+            for k in 0..tiles as usize {
+                let s = k % PIPE_STAGES;
+                if k >= PIPE_STAGES {
+                    empty.get(s).wait_parity((k / PIPE_STAGES - 1) as u32 % 2);
+                }
+                full.get(s).arrive_expect_tx(map.box_bytes());
+                map.load(stage(s), [0, base + (k as u32 * PIPE_BOX) as i32], full.get(s));
+            }
+        }
+    } else {
+        for k in 0..tiles as usize {
+            let s = k % PIPE_STAGES;
+            full.get(s).wait_parity((k / PIPE_STAGES) as u32 % 2);
+            let tile = stage(s);
+            let mut i = t;
+            while i < (PIPE_BOX * PIPE_BOX) as usize {
+                sum = sum.wrapping_add(tile.get(i));
+                i += CONSUMERS;
+            }
+            empty.get(s).arrive();
+        }
+    }
+    if let Some(o) = out.get_mut(thread::index()) {
+        *o = sum;
+    }
+}
+
+/// Where `dynamic_shared_aligned` starts (its address modulo 1024) and how many u32 it holds,
+/// with a static array before the dynamic window.
+#[kernel(block(32))]
+pub fn aligned_dynamic(mut out: DisjointPerBlock<[u32; 2]>) {
+    let before = shared_array!(u32, 3);
+    let t = thread::thread_idx().x as usize;
+    if t < 3 {
+        before.set(t, 1);
+    }
+    let d = dynamic_shared_aligned::<u32, 1024>();
+    if let Some(o) = out.get_mut() {
+        *o = [(d.as_ptr() as usize % 1024) as u32, d.len() as u32];
+    }
+}

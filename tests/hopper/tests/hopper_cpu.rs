@@ -94,3 +94,15 @@ fn elect_and_the_asm_fallbacks() {
         assert_eq!(v, [(i % 32 == 0) as u32, (i % 32) as u32, 3 * i as u32 + 1], "thread {i}");
     }
 }
+
+#[test]
+fn aligned_dynamic_shared_memory() {
+    let mut out = vec![[9u32; 2]; 2];
+    let cfg = LaunchConfig::new(2, 32).shared_mem_bytes(4096 + 1024 - 16);
+    kernels::cpu_aligned_dynamic_with(cfg, &mut out).unwrap();
+    for o in &out {
+        assert_eq!(o[0], 0, "1024-byte aligned");
+        // The CPU's window is 16-byte aligned: between 0 and 1008 bytes of padding.
+        assert!((4096 - 16) / 4 <= o[1] && o[1] <= (4096 + 1024 - 16) / 4, "{o:?}");
+    }
+}

@@ -6,7 +6,7 @@
 use hopper_ops::check::{box_of, swizzle, values_u16, values_u32};
 use hopper_ops::kernels::{self, ROUNDS, THREADS};
 use oxide_rt::host::{synchronize, Gpu, Swizzle, TensorMap, TensorMapDesc};
-use oxide_rt::{Error, Slice2d};
+use oxide_rt::{Error, LaunchConfig, Slice2d};
 use std::sync::OnceLock;
 
 fn gpu() -> Option<&'static Gpu> {
@@ -355,4 +355,43 @@ fn elect_and_asm() {
     kernels::cpu_elect_and_asm(3, 96, &mut cpu).unwrap();
     assert_eq!(gpu, cpu);
     assert_eq!(gpu.chunks(3).filter(|v| v[0] == 1).count(), 9, "one lane per warp");
+}
+
+/// A 4-stage warp-specialised TMA pipeline (full/empty mbarriers, 64 KiB of dynamic shared
+/// memory): every consumer thread's sum over every box matches the host's.
+#[test]
+fn tma_pipeline_with_full_and_empty_barriers() {
+    use hopper_ops::kernels::{CONSUMERS, PIPE_BOX, PIPE_SHARED, PIPE_THREADS};
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let (blocks, tiles) = (6u32, 11u32);
+    let rows = (blocks * tiles * PIPE_BOX) as u64;
+    let data: Vec<u32> = (0..rows * 64).map(|i| (i as u32).wrapping_mul(2654435761) >> 8).collect();
+    let ddata = s.clone_htod(&data).unwrap();
+    let map = TensorMap::new(&ddata, TensorMapDesc::row_major([64, rows], [PIPE_BOX, PIPE_BOX])).unwrap();
+    let mut dout = s.alloc_zeros::<u32>(blocks as usize * PIPE_THREADS).unwrap();
+    let cfg = LaunchConfig::new(blocks, PIPE_THREADS as u32).shared_mem_bytes(PIPE_SHARED);
+    kernels::launch_tma_pipeline_with(s, cfg, &map, tiles, &mut dout).unwrap();
+    synchronize(s).unwrap();
+    let out = s.clone_dtoh(&dout).unwrap();
+    let boxed = (PIPE_BOX * PIPE_BOX) as usize;
+    for b in 0..blocks as usize {
+        for t in 0..PIPE_THREADS {
+            let want = if t < CONSUMERS {
+                let first = b * tiles as usize * boxed;
+                (0..tiles as usize * boxed)
+                    .filter(|i| i % boxed % CONSUMERS == t)
+                    .fold(0u32, |acc, i| acc.wrapping_add(data[first + i]))
+            } else {
+                0
+            };
+            assert_eq!(out[b * PIPE_THREADS + t], want, "block {b} thread {t}");
+        }
+    }
+    let mut aligned = s.alloc_zeros::<[u32; 2]>(2).unwrap();
+    let cfg = LaunchConfig::new(2, 32).shared_mem_bytes(4096 + 1024 - 16);
+    kernels::launch_aligned_dynamic_with(s, cfg, &mut aligned).unwrap();
+    for o in s.clone_dtoh(&aligned).unwrap() {
+        assert!(o[0] == 0 && (4096 - 16) / 4 <= o[1], "{o:?}");
+    }
 }
