@@ -69,3 +69,52 @@ kernels! {
     wgmma_f16_n128: F16, M64N128K16, 128;
     wgmma_f16_n256: F16, M64N256K16, 256;
 }
+
+/// Whether the descriptors of a ring of tiles (checked once) equal those built tile by tile
+/// (each checked), for every tile, k-slice and swizzle mode: thread 0 writes 1 when they do.
+/// Runs on the CPU executor too (descriptors are plain arithmetic).
+#[kernel(block(32))]
+pub fn ring_descriptors(mut out: DisjointSlice<u32>) {
+    fn same<SW: Swizzle>(view: SharedSlice<Bf16>) -> bool {
+        type L<SW> = KMajor<Bf16, SW, 64, 64>;
+        let ring = L::<SW>::ring::<3>(view);
+        let mut ok = true;
+        for i in 0..6 {
+            let tile = ring.tile(i);
+            let pairs = [
+                (ring.desc::<0>(i), L::<SW>::desc(tile, 0, 0)),
+                (ring.desc::<16>(i), L::<SW>::desc(tile, 0, 16)),
+                (ring.desc::<32>(i), L::<SW>::desc(tile, 0, 32)),
+                (ring.desc::<48>(i), L::<SW>::desc(tile, 0, 48)),
+            ];
+            for (r, d) in pairs {
+                ok &= r.bits() == d.bits() && r.rows() == d.rows() && r.rows() == 64;
+            }
+        }
+        ok
+    }
+    let view = aligned(dynamic_shared::<Bf16>(), 1024);
+    let ok =
+        same::<NoSwizzle>(view) && same::<Swizzle32B>(view) && same::<Swizzle64B>(view) && same::<Swizzle128B>(view);
+    if let Some(o) = out.get_mut(thread::index()) {
+        *o = ok as u32;
+    }
+}
+
+/// A descriptor the layout cannot give: `case` 0 a k-slice past the tile, 1 a row not a
+/// multiple of 8, 2 a misaligned tile, 3 a view shorter than the tile. Each panics, which the
+/// launcher returns as `Err`.
+#[kernel(block(32))]
+pub fn bad_descriptor(case: u32, mut out: DisjointSlice<u32>) {
+    type L = KMajor<Bf16, Swizzle128B, 64, 64>;
+    let view = aligned(dynamic_shared::<Bf16>(), 1024);
+    let d = match case {
+        0 => L::desc(view, 0, 64),
+        1 => L::desc(view, 4, 0),
+        2 => L::desc(view.split_at(8).1, 0, 0),
+        _ => L::desc(view.split_at(64).0, 0, 0),
+    };
+    if let Some(o) = out.get_mut(thread::index()) {
+        *o = d.bits() as u32;
+    }
+}

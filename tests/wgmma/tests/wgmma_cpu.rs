@@ -14,3 +14,26 @@ fn cpu_executor_refuses_wgmma_with_an_error_naming_it() {
     assert!(e.contains("run this kernel on an sm_90 GPU"), "{e}");
     assert!(out.iter().all(|v| *v == 0.0), "no output is written");
 }
+
+#[test]
+fn ring_descriptors_equal_per_tile_descriptors() {
+    let mut out = vec![0u32; 32];
+    let cfg = LaunchConfig::new(1, 32).shared_mem_bytes((3 * 64 * 64 * 2 + 1024) as u32);
+    kernels::cpu_ring_descriptors_with(cfg, &mut out).unwrap();
+    assert!(out.iter().all(|v| *v == 1), "{out:?}");
+}
+
+#[test]
+fn impossible_descriptors_are_errors_naming_the_rule() {
+    let cfg = LaunchConfig::new(1, 32).shared_mem_bytes((64 * 64 * 2 + 1024) as u32);
+    let mut out = vec![0u32; 32];
+    for (case, want) in [
+        (0, "row 0, k 64 of a 64 x 64 tile"),
+        (1, "row 4, k 0 of a 64 x 64 tile"),
+        (2, "not 1024-byte aligned"),
+        (3, "in a view of 64 elements"),
+    ] {
+        let e = kernels::cpu_bad_descriptor_with(cfg, case, &mut out).unwrap_err().to_string();
+        assert!(e.contains(want), "case {case}: {e}");
+    }
+}
