@@ -50,7 +50,7 @@ impl Elem for F16 {}
 /// `setmaxnreg` moves registers from the producer to the consumers, which hold 128
 /// accumulators each.
 #[inline(always)]
-fn gemm<T: Elem, const GROUP: usize>(
+fn gemm<T: Elem, const GROUP: usize, const A_BOXES: usize>(
     a: TensorMap<T, 2>,
     bt: TensorMap<T, 2>,
     k: u32,
@@ -77,7 +77,7 @@ fn gemm<T: Elem, const GROUP: usize>(
     if t / 128 < FIRST_CONSUMER {
         setmaxnreg_dec::<40>();
         if t == 0 {
-            let bytes = NC as u32 * a.box_bytes() + bt.box_bytes();
+            let bytes = A_BOXES as u32 * a.box_bytes() + bt.box_bytes();
             for kt in 0..k_tiles {
                 let (s, use_) = (kt % STAGES, kt / STAGES);
                 if use_ > 0 {
@@ -87,8 +87,16 @@ fn gemm<T: Elem, const GROUP: usize>(
                 let bar = full.get(s);
                 bar.arrive_expect_tx(bytes);
                 let k0 = (kt * BK) as i32;
-                for h in 0..NC {
-                    a.load(ring_a.tile(NC * s + h), [k0, (row0 + h * A_BOX_ROWS) as i32], bar);
+                if A_BOXES == NC {
+                    for h in 0..NC {
+                        a.load(ring_a.tile(NC * s + h), [k0, (row0 + h * A_BOX_ROWS) as i32], bar);
+                    }
+                } else {
+                    // A's k-tile in `A_BOXES` boxes, each filling `NC / A_BOXES` neighbouring tiles.
+                    for h in 0..A_BOXES {
+                        let (first, rows) = (NC * s + h * NC / A_BOXES, h * BM / A_BOXES);
+                        a.load(ring_a.tiles(first, NC / A_BOXES), [k0, (row0 + rows) as i32], bar);
+                    }
                 }
                 bt.load(ring_b.tile(s), [k0, col0 as i32], bar);
             }
@@ -150,7 +158,7 @@ pub fn hopper_gemm_bf16(
     k: u32,
     mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
-    gemm::<_, GROUP>(a, bt, k, &mut c);
+    gemm::<_, GROUP, CONSUMERS>(a, bt, k, &mut c);
 }
 
 /// [`hopper_gemm_bf16`] on f16.
@@ -161,5 +169,18 @@ pub fn hopper_gemm_f16(
     k: u32,
     mut c: DisjointWgmmaTiles<F16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
-    gemm::<_, GROUP>(a, bt, k, &mut c);
+    gemm::<_, GROUP, CONSUMERS>(a, bt, k, &mut c);
+}
+
+/// Tuning variant (`hopper-gemm variants`, not yet measured): A's k-tile as one TMA box of 128
+/// rows instead of two of 64 (the host maps `a` with 128-row boxes). Splitting B's box in two
+/// was 15% slower on the H200, so one box for A may be faster.
+#[kernel(block(THREADS), launch_bounds(384, 1))]
+pub fn hopper_gemm_bf16_a1(
+    a: TensorMap<Bf16, 2>,
+    bt: TensorMap<Bf16, 2>,
+    k: u32,
+    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
+) {
+    gemm::<_, GROUP, 1>(a, bt, k, &mut c);
 }

@@ -164,6 +164,20 @@ pub fn launch<T: Elem>(
     T::launch(stream, config(p.m, p.n), a, bt, p.k as u32, Slice2d::new(c, p.n))
 }
 
+/// The tuning variant of the bf16 kernel (`hopper-gemm variants`): A in one 128-row box.
+pub fn launch_a1(
+    stream: &Arc<CudaStream>,
+    p: &Problem<Bf16>,
+    g: &OnGpu<Bf16>,
+    c: &mut CudaSlice<Bf16>,
+) -> Result<(), oxide_rt::Error> {
+    let desc = |rows: usize, box_rows: usize| {
+        TensorMapDesc::row_major([p.k as u64, rows as u64], [BK as u32, box_rows as u32]).swizzle(Swizzle::B128)
+    };
+    let (a, bt) = (TensorMap::new(&g.a, desc(p.m, BM))?, TensorMap::new(&g.bt, desc(p.n, BN))?);
+    kernels::launch_hopper_gemm_bf16_a1_with(stream, config(p.m, p.n), &a, &bt, p.k as u32, Slice2d::new(c, p.n))
+}
+
 pub fn run_gpu<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<Vec<T>, oxide_rt::Error> {
     let (g, mut c) = upload(stream, p)?;
     launch(stream, p, &maps(p, &g)?, &mut c)?;

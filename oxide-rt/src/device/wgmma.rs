@@ -351,6 +351,15 @@ impl<T: WgmmaElem, SW: Swizzle, const ROWS: usize, const K: usize, const COUNT: 
         self.view.split_at(i % COUNT * len).1.split_at(len).0
     }
 
+    /// Tiles `i % COUNT ..` up to `n` of them (fewer at the ring's end), as one view: the
+    /// destination of a TMA box that fills several neighbouring tiles at once (e.g. 128 rows
+    /// of 128-byte rows fill two 64-row tiles of a ring).
+    #[inline(always)]
+    pub fn tiles(self, i: usize, n: usize) -> SharedSlice<T> {
+        let len = KMajor::<T, SW, ROWS, K>::LEN;
+        self.view.split_at(i % COUNT * len).1.split_at(n.saturating_mul(len)).0
+    }
+
     /// The descriptor of the `ROWS x 16` slice at column `K0` of tile `i % COUNT`.
     #[inline(always)]
     pub fn desc<const K0: usize>(self, i: usize) -> MatDesc<T> {
