@@ -62,7 +62,8 @@ fn bench(gpu: &Gpu) -> Result<(), Box<dyn Error>> {
 }
 
 /// The default bf16 kernel and its tuning variant (A in one 128-row box), each checked
-/// (sampled) and timed like `bench`: `variant a_one_box=<bool>,size,ms,tflops,ok|WRONG`.
+/// (sampled; a wrong one is an error after its line) and timed like `bench`:
+/// `variant a_one_box=<bool>,size,ms,tflops,ok|WRONG`.
 fn variants(gpu: &Gpu) -> Result<(), Box<dyn Error>> {
     let s = &gpu.stream;
     for size in [4096usize, 8192] {
@@ -77,8 +78,12 @@ fn variants(gpu: &Gpu) -> Result<(), Box<dyn Error>> {
             };
             let tflops = 2.0 * (size as f64).powi(3) / (ms * 1e-3) / 1e12;
             let got = s.clone_dtoh(&c)?;
-            let ok = hopper_gemm::compare(&p, &got, 509).map(|_| "ok").unwrap_or("WRONG");
-            println!("variant a_one_box={one},{size},{ms:.4},{tflops:.1},{ok}");
+            let checked = hopper_gemm::compare(&p, &got, 509);
+            println!(
+                "variant a_one_box={one},{size},{ms:.4},{tflops:.1},{}",
+                if checked.is_ok() { "ok" } else { "WRONG" }
+            );
+            checked.map_err(|e| format!("variant a_one_box={one} at {size}^3: {}", differs(e)))?;
         }
     }
     Ok(())
