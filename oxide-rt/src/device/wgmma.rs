@@ -32,6 +32,11 @@
 //! | 49-51 | base offset: 0 (tiles are aligned to their swizzle atom) |
 //! | 62-63 | swizzle: 0 none, 1 128B, 2 64B, 3 32B |
 //!
+//! A pipelined main loop takes its descriptors from a [`TileRing`] instead ([`KMajor::ring`]
+//! checks the ring's view once; [`TileRing::desc`] then has no branch): ptxas serialises
+//! `wgmma`s around branches it cannot prove uniform, such as a bounds check between them.
+//! [`aligned`] gives a view's first suitably aligned suffix (e.g. of dynamic shared memory).
+//!
 //! # Accumulators
 //! [`WgAcc<S>`] holds one thread's `N / 2` f32 elements of the 64 x N accumulator of shape `S`.
 //! Thread `t` of the warpgroup (`t = 32w + 4g + q`: warp `w`, `g = lane / 4`, `q = lane % 4`)
