@@ -80,6 +80,8 @@ pub(crate) fn check(ptx: &str, lowest: &str, archs: &[String]) -> Result<(), Err
     let other = |sm: u32| archs.iter().map(String::as_str).chain([lowest]).find(|a| *a != format!("sm_{sm}a"));
     let mut function = "";
     let mut found: Vec<String> = Vec::new();
+    // The architecture the fix names: the newest one an operation needs (`a`: arch-specific).
+    let mut needed = (80u32, false);
     for line in ptx.lines() {
         let line = line.trim_start();
         if let Some(name) = function_name(line) {
@@ -93,6 +95,12 @@ pub(crate) fn check(ptx: &str, lowest: &str, archs: &[String]) -> Result<(), Err
             let register = REGISTERS.iter().find(|op| op.sm > have && stmt.contains(op.ptx));
             let specific =
                 ARCH_SPECIFIC.iter().find_map(|op| Some((op, other(op.sm)?)).filter(|_| stmt.starts_with(op.ptx)));
+            let need = match (newer.or(register), specific) {
+                (Some(op), _) => (op.sm, false),
+                (None, Some((op, _))) => (op.sm, true),
+                (None, None) => continue,
+            };
+            needed = needed.max(need);
             let what = if let Some(op) = newer.or(register) {
                 let shown = match register {
                     Some(r) if newer.is_none() => stmt.split_whitespace().find(|w| w.contains(r.ptx)).unwrap_or(r.ptx),
@@ -120,18 +128,24 @@ pub(crate) fn check(ptx: &str, lowest: &str, archs: &[String]) -> Result<(), Err
     if found.is_empty() {
         return Ok(());
     }
-    let fix = if found.iter().any(|f| f.contains("arch-specific")) {
-        "fix: build this module for `.arch(\"sm_90a\")` alone in build.rs (its kernels then run on sm_90 GPUs only), \
-         and keep kernels for other GPUs in another module"
+    let fix = if needed.1 {
+        format!(
+            "fix: build this module for `.arch(\"sm_{}a\")` alone in build.rs (its kernels then run on sm_{} GPUs only), \
+             and keep kernels for other GPUs in another module",
+            needed.0, needed.0
+        )
     } else {
-        "fix: build for a newer architecture (`.arch(\"sm_80\")` or later in build.rs), or move these kernels to a \
-         module built only for GPUs that have them"
+        format!(
+            "fix: build for a newer architecture (`.arch(\"sm_{}\")` or later in build.rs), or move these kernels to a \
+             module built only for GPUs that have them",
+            needed.0
+        )
     };
     Err(Error::new(
         ErrorKind::Arch,
         format!(
             "the kernels use operations that {lowest}, the oldest architecture this build targets, does not have:\n  {}\n  {fix}",
-            found.join("\n  ")
+            found.join("\n  "),
         ),
     ))
 }
@@ -171,7 +185,7 @@ mod tests {
         assert!(m.contains("`tensor::mma_sync on Bf16 fragments (M16N8K16)` (PTX `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`), used by `gemm`, needs sm_80"), "{m}");
         assert!(m.contains("PTX `ldmatrix.sync.aligned.m8n8.x4.shared.b16`), used by `gemm`"), "{m}");
         assert!(m.contains("PTX `cp.async.cg.shared.global`), used by `gemm`"), "{m}");
-        assert!(m.contains("fix: build for a newer architecture"), "{m}");
+        assert!(m.contains("fix: build for a newer architecture (`.arch(\"sm_80\")` or later"), "{m}");
     }
 
     #[test]
@@ -248,6 +262,8 @@ mod tests {
             m90.contains("`specialize::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`), used by `dsmem`, needs the arch-specific target sm_90a"),
             "{m90}"
         );
+        assert!(m90.contains("fix: build this module for `.arch(\"sm_90a\")` alone"), "{m90}");
+        assert!(m.contains("fix: build this module for `.arch(\"sm_90a\")` alone"), "{m}");
         check(CLUSTER, "sm_90a", &archs(&["sm_90a"])).unwrap();
     }
 

@@ -39,7 +39,35 @@
 //!    [`fence_proxy_async`] (threads' writes are in the generic proxy, TMA reads in the async one).
 //!
 //! On the CPU executor the barriers are emulated (counts, transaction bytes, phases); a thread
-//! waiting for a phase is suspended until other threads complete it.
+//! waiting for a phase is suspended until other threads complete it, and a completed phase
+//! orders accesses for the race check as a block barrier would.
+//!
+//! # A pipeline
+//! A ring of `S` stages with a *full* barrier (the TMA copy's bytes) and an *empty* barrier
+//! (the consumers' arrivals) per stage; round `k` uses stage `k % S` and waits for phase
+//! `k / S` of it (`tests/hopper`'s `tma_pipeline` runs this on the GPU):
+//! ```ignore
+//! let (full, empty) = (mbarriers!(S), mbarriers!(S));
+//! full.init_async(1);
+//! empty.init_async(CONSUMERS);
+//! if producer {
+//!     for k in 0..tiles {
+//!         let s = k % S;
+//!         if k >= S {
+//!             empty.get(s).wait_parity((k / S - 1) as u32 % 2);   // consumers freed the stage
+//!         }
+//!         full.get(s).arrive_expect_tx(map.box_bytes());
+//!         map.load(stage(s), coords(k), full.get(s));
+//!     }
+//! } else {
+//!     for k in 0..tiles {
+//!         let s = k % S;
+//!         full.get(s).wait_parity((k / S) as u32 % 2);           // the box has landed
+//!         consume(stage(s));
+//!         empty.get(s).arrive();
+//!     }
+//! }
+//! ```
 
 use super::shared::SharedSlice;
 

@@ -35,11 +35,14 @@
 //! Coordinates are in elements, innermost dimension first, and may lie partly or wholly
 //! outside the tensor: those elements of the box read as zero (loads) or are not written
 //! (stores). The innermost coordinate times the element size must be a multiple of 16 bytes
-//! (e.g. of 4 for `f32`, of 8 for `Bf16`): the hardware raises an illegal-instruction fault,
-//! which ends the CUDA context, on any other; oxide checks it and panics instead. The shared tile must hold the whole box and start aligned to 128 bytes (256, 512
-//! or 1024 with a 32, 64 or 128-byte swizzle): [`shared_array!`](crate::shared_array)`(align(N)
-//! T, len)` declares such a tile. Both are checked (a panic otherwise), so a TMA copy never
-//! writes outside its tile. Reading a loaded tile before its barrier phase completed, or
+//! (e.g. of 4 for `f32`, of 8 for `Bf16`): on any other the hardware raises an
+//! illegal-instruction fault, which ends the CUDA context; oxide checks it and panics instead.
+//! The shared tile must hold the whole box and start aligned to 128 bytes (256, 512 or 1024
+//! with a 32, 64 or 128-byte swizzle): [`shared_array!`](crate::shared_array)`(align(N) T, len)`
+//! declares such a tile, and [`dynamic_shared_aligned`](super::shared::dynamic_shared_aligned)
+//! cuts one from dynamic shared memory (the only kind above 48 KiB). Both are checked (a panic
+//! otherwise, after the load's barrier got the box's bytes so no waiter hangs), so a TMA copy
+//! never writes outside its tile. Reading a loaded tile before its barrier phase completed, or
 //! writing a tile a store still reads (before [`store_wait_read`]), is a race, as in CUDA.
 //!
 //! On the CPU executor, launchers of kernels that take a `TensorMap` return `Err` naming the

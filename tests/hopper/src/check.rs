@@ -53,6 +53,3 @@ pub fn swizzle<T: Copy + Default>(packed: &[T], elem: usize, span: usize) -> Vec
     }
     tile
 }
-
-#[cfg(test)]
-mod tests {}
