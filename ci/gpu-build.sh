@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 eval "$(bash ci/setup.sh --env)"
 BIN=.device-bin
 rm -rf "$BIN" && mkdir -p "$BIN"
-EXAMPLES="saxpy reduction sgemm bf16-gemm histogram transpose softmax stencil scan multi_gpu interop"
+EXAMPLES="saxpy reduction sgemm bf16-gemm hopper-gemm histogram transpose softmax stencil scan multi_gpu interop"
 pkgs=""; for e in $EXAMPLES prebuilt kargs oxide-bench-gpu cargo-oxide; do pkgs="$pkgs -p $e"; done
 cargo build --release --locked $pkgs
 for e in $EXAMPLES prebuilt kargs oxide-bench-gpu cargo-oxide; do cp "target/release/$e" "$BIN/"; done
@@ -23,7 +23,8 @@ rm -rf "$scaffold"
 tests() { cargo test --locked "$@" --no-run --message-format=json 2>/dev/null \
   | grep -o '"executable":"[^"]*"' | cut -d'"' -f4; }
 for t in $(tests -p oxide-e2e --test run) $(tests -p device-api --test gpu --test gpu_panic --test gpu_fault --test gpu_graph --test gpu_multi) \
-         $(tests -p tensor-ops --test tensor_gpu) $(tests -p hopper-ops --test hopper_gpu) $(tests -p bf16-gemm --test bf16_gemm_gpu | grep /deps/) \
+         $(tests -p tensor-ops --test tensor_gpu) $(tests -p hopper-ops --test hopper_gpu) $(tests -p wgmma-ops --test wgmma_gpu) \
+         $(tests -p bf16-gemm --test bf16_gemm_gpu | grep /deps/) $(tests --release -p hopper-gemm --test hopper_gemm_gpu | grep /deps/) \
          $(tests -p multi_gpu --test gpus | grep /deps/) $(tests -p scan --test graph_replay | grep /deps/) \
          $(tests -p interop --test interop_gpu) \
          $(tests --release -p differential --test differential --test index_width) $(tests -p prebuilt --test image); do

@@ -27,6 +27,8 @@ for e in reduction histogram transpose softmax stencil scan interop; do step env
 step env OXIDE_LOG=1 OXIDE_BACKEND=cuda "$BIN/interop" 1000 517   # CUDA C++ + Rust, which image each loaded
 step env OXIDE_BACKEND=cuda "$BIN/sgemm" 1531   # the full f64 check of 4096^3 takes minutes
 step env OXIDE_BACKEND=cuda "$BIN/bf16-gemm"       # 4096^3 on the tensor cores, sampled f64 check
+step env OXIDE_BACKEND=cuda "$BIN/hopper-gemm"     # 4096^3 bf16 with wgmma + TMA (sm_90a), sampled f64 check
+step env OXIDE_BACKEND=cuda "$BIN/hopper-gemm" 4096 f16
 step env OXIDE_LOG=1 "$BIN/prebuilt"
 step env OXIDE_LOG=1 OXIDE_FORCE_PTX=1 "$BIN/prebuilt"
 step env OXIDE_BACKEND=cuda "$BIN/kargs"
@@ -36,8 +38,8 @@ step env OXIDE_BACKEND=cuda "$BIN/scaffold-hello-gpu"   # what `cargo oxide new`
 echo; echo "=== cargo-oxide doctor"; "$BIN/cargo-oxide" doctor || true
 SAN="${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
 # Small sizes: the sanitizer slows kernels by orders of magnitude.
-declare -A SMALL=([saxpy]=100003 [reduction]=100003 [sgemm]=200 [bf16-gemm]=200 [histogram]=100003 [transpose]=1000 [softmax]=300 [stencil]=300 [scan]=100003 [interop]=300)
-for e in saxpy reduction sgemm bf16-gemm histogram transpose softmax stencil scan interop; do
+declare -A SMALL=([saxpy]=100003 [reduction]=100003 [sgemm]=200 [bf16-gemm]=200 [hopper-gemm]=200 [histogram]=100003 [transpose]=1000 [softmax]=300 [stencil]=300 [scan]=100003 [interop]=300)
+for e in saxpy reduction sgemm bf16-gemm hopper-gemm histogram transpose softmax stencil scan interop; do
   for tool in memcheck racecheck; do
     echo; echo "=== compute-sanitizer --tool $tool $e ${SMALL[$e]}"
     OXIDE_BACKEND=cuda "$SAN" --tool "$tool" --error-exitcode 9 "$BIN/$e" ${SMALL[$e]} > "$OUT/san-$tool-$e.log" 2>&1
@@ -53,6 +55,10 @@ if [ "${2:-}" != "--no-bench" ]; then
   step bash bench/gpu/run.sh "$BIN/oxide-bench-gpu" "$OUT"
   # The tensor-core GEMM against cuBLAS BF16 (PyTorch), 4096^3 and 8192^3, with the ratio.
   step bash -c "set -o pipefail; bash bench/gpu/bf16_gemm.sh '$BIN/bf16-gemm' | tee '$OUT/bf16-gemm-vs-cublas.csv'"
+  # The Hopper wgmma GEMM (bf16 and f16) against cuBLAS (PyTorch), 4096^3 and 8192^3, with the ratio.
+  step bash -c "set -o pipefail; bash bench/gpu/hopper_gemm.sh '$BIN/hopper-gemm' | tee '$OUT/hopper-gemm-vs-cublas.csv'"
+  # Its tuning variant (A in one 128-row TMA box) against the default, both checked.
+  step bash -c "set -o pipefail; OXIDE_BACKEND=cuda '$BIN/hopper-gemm' variants | tee '$OUT/hopper-gemm-variants.csv'"
 fi
 echo; echo "gpu-check status: $status"
 exit $status

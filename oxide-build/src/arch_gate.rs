@@ -42,7 +42,7 @@ const OPERATIONS: &[Operation] = &[
     Operation { ptx: "mbarrier.complete_tx.", api: "mbarrier::Mbarrier::complete_tx", sm: 90 },
     Operation { ptx: "mbarrier.try_wait.", api: "mbarrier::Mbarrier::try_wait_parity / wait_parity", sm: 90 },
     Operation { ptx: "fence.mbarrier_init.", api: "mbarrier::fence_mbarrier_init (Mbarriers::init_async)", sm: 90 },
-    Operation { ptx: "fence.proxy.async", api: "mbarrier::fence_proxy_async", sm: 90 },
+    Operation { ptx: "fence.proxy.async", api: "mbarrier::fence_proxy_async (= wgmma::fence_proxy_async)", sm: 90 },
     Operation { ptx: ".reqnctapercluster", api: "#[kernel(cluster(..))]", sm: 90 },
     Operation { ptx: "barrier.cluster.", api: "cluster::arrive / wait / sync", sm: 90 },
     Operation { ptx: "mapa.", api: "cluster::map_shared", sm: 90 },
@@ -58,17 +58,26 @@ const REGISTERS: &[Operation] = &[
 
 /// Operations of the arch-specific targets only (`sm_90a`: `sm` with an `a`), which no plain
 /// target has, however new.
-const ARCH_SPECIFIC: &[Operation] =
-    &[Operation { ptx: "setmaxnreg.", api: "specialize::setmaxnreg_inc / setmaxnreg_dec", sm: 90 }];
+const ARCH_SPECIFIC: &[Operation] = &[
+    Operation { ptx: "setmaxnreg.", api: "specialize::setmaxnreg_inc / setmaxnreg_dec", sm: 90 },
+    Operation { ptx: "wgmma.mma_async", api: "wgmma::mma_async", sm: 90 },
+    Operation { ptx: "wgmma.fence", api: "wgmma::fence", sm: 90 },
+    Operation { ptx: "wgmma.commit_group", api: "wgmma::commit_group", sm: 90 },
+    Operation { ptx: "wgmma.wait_group", api: "wgmma::wait_group", sm: 90 },
+];
 
 /// `sm_90a` → 90.
 fn number(arch: &str) -> u32 {
     arch.trim_start_matches("sm_").trim_end_matches('a').parse().unwrap_or(0)
 }
 
-/// Err when the PTX uses an operation newer than `lowest`, the lowest architecture built.
-pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
+/// Err when the PTX uses an operation newer than `lowest`, the lowest architecture built, or an
+/// arch-specific one while some architecture of the build (`archs`) is not its target.
+pub(crate) fn check(ptx: &str, lowest: &str, archs: &[String]) -> Result<(), Error> {
     let have = number(lowest);
+    // An arch-specific target's PTX (`.target sm_90a`) only assembles for that target: the first
+    // architecture of the build that is another one lacks every arch-specific operation.
+    let other = |sm: u32| archs.iter().map(String::as_str).chain([lowest]).find(|a| *a != format!("sm_{sm}a"));
     let mut function = "";
     let mut found: Vec<String> = Vec::new();
     // The architecture the fix names: the newest one an operation needs (`a`: arch-specific).
@@ -85,10 +94,10 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
             let newer = OPERATIONS.iter().find(|op| op.sm > have && stmt.starts_with(op.ptx));
             let register = REGISTERS.iter().find(|op| op.sm > have && stmt.contains(op.ptx));
             let specific =
-                ARCH_SPECIFIC.iter().find(|op| (have < op.sm || !lowest.ends_with('a')) && stmt.starts_with(op.ptx));
+                ARCH_SPECIFIC.iter().find_map(|op| Some((op, other(op.sm)?)).filter(|_| stmt.starts_with(op.ptx)));
             let need = match (newer.or(register), specific) {
                 (Some(op), _) => (op.sm, false),
-                (None, Some(op)) => (op.sm, true),
+                (None, Some((op, _))) => (op.sm, true),
                 (None, None) => continue,
             };
             needed = needed.max(need);
@@ -99,9 +108,10 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
                 };
                 let shown = shown.trim_end_matches(',');
                 format!("`{}` (PTX `{shown}`), used by `{function}`, needs sm_{} or newer", op.api, op.sm)
-            } else if let Some(op) = specific {
+            } else if let Some((op, arch)) = specific {
                 format!(
-                    "`{}` (PTX `{}`), used by `{function}`, needs the arch-specific target sm_{}a (`.arch(\"sm_{}a\")`)",
+                    "`{}` (PTX `{}`), used by `{function}`, needs the arch-specific target sm_{}a (`.arch(\"sm_{}a\")`) \
+                     alone, but this build also targets {arch}",
                     op.api,
                     stmt.split_whitespace().next().unwrap_or(op.ptx),
                     op.sm,
@@ -118,15 +128,24 @@ pub(crate) fn check(ptx: &str, lowest: &str) -> Result<(), Error> {
     if found.is_empty() {
         return Ok(());
     }
+    let fix = if needed.1 {
+        format!(
+            "fix: build this module for `.arch(\"sm_{}a\")` alone in build.rs (its kernels then run on sm_{} GPUs only), \
+             and keep kernels for other GPUs in another module",
+            needed.0, needed.0
+        )
+    } else {
+        format!(
+            "fix: build for a newer architecture (`.arch(\"sm_{}\")` or later in build.rs), or move these kernels to a \
+             module built only for GPUs that have them",
+            needed.0
+        )
+    };
     Err(Error::new(
         ErrorKind::Arch,
         format!(
-            "the kernels use operations that {lowest}, the oldest architecture this build targets, does not have:\n  {}\n  \
-             fix: build for a newer architecture (`.arch(\"sm_{}{}\")` or later in build.rs), or move these kernels to a \
-             module built only for GPUs that have them",
+            "the kernels use operations that {lowest}, the oldest architecture this build targets, does not have:\n  {}\n  {fix}",
             found.join("\n  "),
-            needed.0,
-            if needed.1 { "a" } else { "" }
         ),
     ))
 }
@@ -159,7 +178,7 @@ mod tests {
 
     #[test]
     fn names_each_operation_its_kernel_and_both_architectures() {
-        let e = check(PTX, "sm_75").unwrap_err();
+        let e = check(PTX, "sm_75", &archs(&["sm_75"])).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Arch);
         let m = e.to_string();
         assert!(m.contains("sm_75, the oldest architecture"), "{m}");
@@ -171,9 +190,14 @@ mod tests {
 
     #[test]
     fn new_enough_architectures_and_plain_kernels_pass() {
-        check(PTX, "sm_80").unwrap();
-        check(PTX, "sm_90a").unwrap();
-        check(".visible .entry saxpy(\n)\n{\n\tfma.rn.f32 %f1, %f2, %f3, %f4;\n\tret;\n}\n", "sm_75").unwrap();
+        check(PTX, "sm_80", &archs(&["sm_80"])).unwrap();
+        check(PTX, "sm_90a", &archs(&["sm_90a"])).unwrap();
+        check(
+            ".visible .entry saxpy(\n)\n{\n\tfma.rn.f32 %f1, %f2, %f3, %f4;\n\tret;\n}\n",
+            "sm_75",
+            &archs(&["sm_75"]),
+        )
+        .unwrap();
     }
 
     const HOPPER: &str = ".version 8.0\n.target sm_90\n.visible .entry tma(\n\t.param .align 64 .b8 tma_param_0[128]\n)\n{\n\
@@ -188,7 +212,7 @@ mod tests {
 
     #[test]
     fn hopper_operations_need_sm_90_and_name_their_api() {
-        let m = check(HOPPER, "sm_80").unwrap_err().to_string();
+        let m = check(HOPPER, "sm_80", &archs(&["sm_80"])).unwrap_err().to_string();
         for (api, ptx) in [
             (
                 "tma::TensorMap::load / store",
@@ -197,20 +221,20 @@ mod tests {
             ("mbarrier::Mbarrier::arrive_expect_tx", "mbarrier.arrive.expect_tx.shared::cta.b64"),
             ("mbarrier::Mbarrier::try_wait_parity / wait_parity", "mbarrier.try_wait.parity.shared::cta.b64"),
             ("mbarrier::fence_mbarrier_init (Mbarriers::init_async)", "fence.mbarrier_init.release.cluster"),
-            ("mbarrier::fence_proxy_async", "fence.proxy.async.shared::cta"),
+            ("mbarrier::fence_proxy_async (= wgmma::fence_proxy_async)", "fence.proxy.async.shared::cta"),
             ("tma::store_commit / store_wait", "cp.async.bulk.commit_group"),
         ] {
             assert!(m.contains(&format!("`{api}` (PTX `{ptx}`), used by `tma`, needs sm_90")), "{api}: {m}");
         }
         // init and a plain arrive are sm_80 operations.
         assert!(!m.contains("mbarrier.init") && !m.contains("mbarrier.arrive.shared"), "{m}");
-        let m75 = check(HOPPER, "sm_75").unwrap_err().to_string();
+        let m75 = check(HOPPER, "sm_75", &archs(&["sm_75"])).unwrap_err().to_string();
         assert!(
             m75.contains("`mbarrier::Mbarrier::arrive` (PTX `mbarrier.arrive.shared.b64`), used by `tma`, needs sm_80"),
             "{m75}"
         );
-        check(HOPPER, "sm_90").unwrap();
-        check(HOPPER, "sm_90a").unwrap();
+        check(HOPPER, "sm_90", &archs(&["sm_90"])).unwrap();
+        check(HOPPER, "sm_90a", &archs(&["sm_90a"])).unwrap();
     }
 
     const CLUSTER: &str =
@@ -221,7 +245,7 @@ mod tests {
 
     #[test]
     fn cluster_operations_need_sm_90_and_setmaxnreg_sm_90a() {
-        let m = check(CLUSTER, "sm_80").unwrap_err().to_string();
+        let m = check(CLUSTER, "sm_80", &archs(&["sm_80"])).unwrap_err().to_string();
         for (api, ptx) in [
             ("#[kernel(cluster(..))]", ".reqnctapercluster"),
             ("cluster::ctarank / nctarank / cluster_dim / block_in_cluster", "%cluster_ctarank"),
@@ -232,15 +256,48 @@ mod tests {
         ] {
             assert!(m.contains(&format!("`{api}` (PTX `{ptx}`), used by `dsmem`, needs sm_90 or newer")), "{api}: {m}");
         }
-        let m90 = check(CLUSTER, "sm_90").unwrap_err().to_string();
+        let m90 = check(CLUSTER, "sm_90", &archs(&["sm_90"])).unwrap_err().to_string();
         assert!(!m90.contains("needs sm_90 or newer"), "{m90}");
         assert!(
             m90.contains("`specialize::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`), used by `dsmem`, needs the arch-specific target sm_90a"),
             "{m90}"
         );
-        assert!(m90.contains("fix: build for a newer architecture (`.arch(\"sm_90a\")`"), "{m90}");
-        assert!(m.contains("fix: build for a newer architecture (`.arch(\"sm_90a\")`"), "{m}");
-        check(CLUSTER, "sm_90a").unwrap();
+        assert!(m90.contains("fix: build this module for `.arch(\"sm_90a\")` alone"), "{m90}");
+        assert!(m.contains("fix: build this module for `.arch(\"sm_90a\")` alone"), "{m}");
+        check(CLUSTER, "sm_90a", &archs(&["sm_90a"])).unwrap();
+    }
+
+    fn archs(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    const WGMMA: &str = ".version 8.0\n.target sm_90a\n.visible .entry hopper(\n)\n{\n\
+        \twgmma.fence.sync.aligned;\n\
+        \t{ .reg .pred %oxp; setp.ne.b32 %oxp, %r1, 0;\n\twgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%r2}, %rd1, %rd2, %oxp, 1, 1, 0, 0; }\n\
+        \tsetmaxnreg.inc.sync.aligned.u32 240;\n\
+        \tfence.proxy.async.shared::cta;\n\tret;\n}\n";
+
+    #[test]
+    fn arch_specific_operations_need_sm_90a_alone() {
+        check(WGMMA, "sm_90a", &archs(&["sm_90a"])).unwrap();
+        for (lowest, built) in [("sm_90", &["sm_90"][..]), ("sm_80", &["sm_80", "sm_90a"][..])] {
+            let m = check(WGMMA, lowest, &archs(built)).unwrap_err().to_string();
+            assert!(
+                m.contains(&format!("`wgmma::mma_async` (PTX `wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`), used by `hopper`, needs the arch-specific target sm_90a (`.arch(\"sm_90a\")`) alone, but this build also targets {lowest}")),
+                "{m}"
+            );
+            assert!(m.contains("`wgmma::fence` (PTX `wgmma.fence.sync.aligned`)"), "{m}");
+            assert!(
+                m.contains("`specialize::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`)"),
+                "{m}"
+            );
+            assert!(m.contains("fix: build this module for `.arch(\"sm_90a\")` alone"), "{m}");
+        }
+        // sm_80 also lacks the proxy fence (sm_90); plain sm_90 has it.
+        let m = check(WGMMA, "sm_80", &archs(&["sm_80", "sm_90a"])).unwrap_err().to_string();
+        assert!(m.contains("`mbarrier::fence_proxy_async (= wgmma::fence_proxy_async)` (PTX `fence.proxy.async.shared::cta`), used by `hopper`, needs sm_90 or newer"), "{m}");
+        let m = check(WGMMA, "sm_90", &archs(&["sm_90"])).unwrap_err().to_string();
+        assert!(!m.contains("fence_proxy_async"), "{m}");
     }
 
     #[test]

@@ -451,7 +451,7 @@ impl Build {
             )
         })?;
         // Operations newer than the oldest architecture: one clear error, with or without ptxas.
-        arch_gate::check(&ptx.text, &plan.lowest)?;
+        arch_gate::check(&ptx.text, &plan.lowest, &plan.archs)?;
         let checked = rec.run("ptxas", || {
             ptxas::run(&ptxas::Input {
                 ptxas: tc.ptxas.as_deref(),

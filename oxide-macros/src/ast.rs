@@ -245,11 +245,14 @@ pub fn classify(ty: &Type) -> ArgKind {
             let Some(last) = p.path.segments.last() else { return ArgKind::Invalid };
             // `DisjointSlice<T>`, `DisjointChunks<T, N>` and `DisjointStrided<T, N>` (N may
             // parse as a type).
-            let chunks = ["DisjointChunks", "DisjointStrided", "DisjointTiles", "DisjointMmaTiles"]
-                .iter()
-                .any(|n| last.ident == n);
+            let chunks =
+                ["DisjointChunks", "DisjointStrided", "DisjointTiles", "DisjointMmaTiles", "DisjointWgmmaTiles"]
+                    .iter()
+                    .any(|n| last.ident == n);
             let shape = match last.ident.to_string().as_str() {
-                "DisjointSlice2d" | "DisjointRows" | "DisjointTiles" | "DisjointMmaTiles" => Some(OutShape::D2),
+                "DisjointSlice2d" | "DisjointRows" | "DisjointTiles" | "DisjointMmaTiles" | "DisjointWgmmaTiles" => {
+                    Some(OutShape::D2)
+                }
                 "DisjointSlice3d" => Some(OutShape::D3),
                 "DisjointXorPairs" | "DisjointButterflies" => Some(OutShape::Pairs),
                 "DisjointAppend" => Some(OutShape::Append),

@@ -14,6 +14,7 @@
 //! | [`warp`] | `__shfl*_sync`, `__all/__any/__ballot_sync`, `__activemask`, `__popc` … |
 //! | [`math`] | `sqrtf`, `expf`, … (libdevice), [`math::fast`] (`__expf`, …) |
 //! | [`tensor`] | `mma.sync`, `ldmatrix`, `cp.async` (sm_80): tensor cores and async copies |
+//! | [`wgmma`] | `wgmma.mma_async`, matrix descriptors, `setmaxnreg` (sm_90a): Hopper warpgroup MMA |
 //! | [`mbarrier`] | `mbarrier.*` (sm_80/sm_90): transaction barriers in shared memory |
 //! | [`tma`] | `cp.async.bulk.tensor` (sm_90): TMA copies with host-built tensor maps |
 //! | [`cluster`] | thread-block clusters (sm_90): ranks, cluster barriers, distributed shared memory |
@@ -48,6 +49,7 @@ pub mod tensor;
 pub mod thread;
 pub mod tma;
 pub mod warp;
+pub mod wgmma;
 
 #[cfg(target_arch = "nvptx64")]
 pub(crate) mod nvptx;
@@ -57,6 +59,8 @@ use nvptx as backend;
 pub(crate) mod nvptx_hopper;
 #[cfg(target_arch = "nvptx64")]
 pub(crate) mod nvptx_tensor;
+#[cfg(target_arch = "nvptx64")]
+pub(crate) mod nvptx_wgmma;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod cpu;
@@ -88,3 +92,4 @@ pub use tensor::DisjointMmaTiles;
 pub use thread::{ThreadIndex, WARP_SIZE};
 pub use tma::TensorMap;
 pub use warp::FULL_MASK;
+pub use wgmma::DisjointWgmmaTiles;

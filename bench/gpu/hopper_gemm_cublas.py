@@ -1,0 +1,37 @@
+"""cuBLAS BF16 and FP16 GEMM through PyTorch, timed like `hopper-gemm bench`: C = A @ B for
+n x n x n matrices (f32 accumulation, 16-bit output), 3 warm-up runs, then the median of 20
+runs each timed with CUDA events. Prints `cublas_<bf16|f16>,size,ms,tflops` per size and type.
+Usage: python3 bench/gpu/hopper_gemm_cublas.py [size ...]   (default 4096 8192)"""
+import sys
+
+import torch
+
+
+def time_one(n: int, dtype: torch.dtype) -> float:
+    a = torch.rand(n, n, device="cuda", dtype=dtype) * 2 - 1
+    b = torch.rand(n, n, device="cuda", dtype=dtype) * 2 - 1
+    for _ in range(3):
+        torch.matmul(a, b)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(20):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.matmul(a, b)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main() -> None:
+    sizes = [int(s) for s in sys.argv[1:]] or [4096, 8192]
+    for n in sizes:
+        for name, dtype in (("bf16", torch.bfloat16), ("f16", torch.float16)):
+            ms = time_one(n, dtype)
+            print(f"cublas_{name},{n},{ms:.4f},{2 * n**3 / (ms * 1e-3) / 1e12:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+//! Compiled twice: for the host (typed launchers; the CPU executor refuses TMA and wgmma with an
+//! Err) and for nvptx64 sm_90a (PTX).
+use oxide_rt::device::wgmma::*;
+use oxide_rt::device::*;
+
+/// Consumer warpgroups per block, each computing 64 rows of C. Two: a third would need 512
+/// threads, which leave 128 registers per thread at launch — ptxas allocates for that limit
+/// (`setmaxnreg` moves registers at run time only), too few for 128 accumulators.
+pub const CONSUMERS: usize = 2;
+/// Rows of C per block.
+pub const BM: usize = 64 * CONSUMERS;
+/// Columns of C per block: one m64n256k16 accumulator per consumer warpgroup.
+pub const BN: usize = 256;
+/// Depth of one k-tile: one 128-byte swizzle row of 16-bit elements (the TMA box's inner extent).
+pub const BK: usize = 64;
+const _: () = assert!(BK == 64, "the k-tile loop issues four k16 wgmmas");
+/// k-tiles in shared memory (48 KiB each): TMA fills up to `STAGES` ahead of the multiply.
+pub const STAGES: usize = 4;
+/// Warpgroup 0 produces (one thread issues the TMA loads), the others consume.
+pub const FIRST_CONSUMER: usize = 1;
+/// Threads per block: the producer and the consumer warpgroups.
+pub const THREADS: u32 = 128 * (1 + CONSUMERS as u32);
+/// Rows of A per TMA box: one consumer warpgroup's rows.
+pub const A_BOX_ROWS: usize = 64;
+const A_TILE: usize = A_BOX_ROWS * BK;
+const B_TILE: usize = BN * BK;
+
+/// Dynamic shared memory per block (193 KiB): the stages plus room to align them to 1024 bytes.
+pub const SHARED_BYTES: usize = STAGES * (CONSUMERS * A_TILE + B_TILE) * 2 + 1024;
+
+/// A consumer's part of A's k-tile (64 rows x 64: what one TMA box of A fills).
+type LayoutA<T> = KMajor<T, Swizzle128B, A_BOX_ROWS, BK>;
+/// B's k-tile: 256 rows of `bt` (columns of C) x 64.
+type LayoutB<T> = KMajor<T, Swizzle128B, BN, BK>;
+
+/// A 16-bit element type the GEMM runs on.
+pub trait Elem: WgmmaElem {}
+impl Elem for Bf16 {}
+impl Elem for F16 {}
+
+/// `C = A * B` with A (`m x k`) and `bt` = B transposed (`n x k`) behind TMA maps of 64-wide,
+/// 128-byte-swizzled boxes (64 rows of A, 256 rows of `bt`), so both operands land K-major as
+/// wgmma reads them. `k` is A's and `bt`'s column count.
+///
+/// Warp specialisation: one thread of warpgroup 0 streams k-tiles into a `STAGES`-deep ring
+/// with TMA, each stage's `full` barrier counting the bytes in; the consumer warpgroups wait for
+/// a stage, multiply it (four `wgmma.m64n256k16` each, one group) while the next stages load,
+/// and — once their group of the previous k-tile has finished — release that stage on its
+/// `empty` barrier (one arrival per warp), which the producer waits for before refilling it.
+/// `setmaxnreg` moves registers from the producer to the consumers, which hold 128
+/// accumulators each.
+#[inline(always)]
+fn gemm<T: Elem, const GROUP: usize, const A_BOXES: usize>(
+    a: TensorMap<T, 2>,
+    bt: TensorMap<T, 2>,
+    k: u32,
+    c: &mut DisjointWgmmaTiles<T, BM, BN, FIRST_CONSUMER, GROUP>,
+) {
+    const NC: usize = CONSUMERS;
+    const A_TILES: usize = CONSUMERS * STAGES;
+    let full = mbarriers!(STAGES);
+    let empty = mbarriers!(STAGES);
+    let smem = aligned(dynamic_shared::<T>(), 1024);
+    // Uniform over the launch: no thread reaches a barrier.
+    if smem.len() < STAGES * (NC * A_TILE + B_TILE) {
+        return;
+    }
+    let (sa, sb) = smem.split_at(A_TILES * A_TILE);
+    let ring_a = LayoutA::<T>::ring::<A_TILES>(sa);
+    let ring_b = LayoutB::<T>::ring::<STAGES>(sb);
+    full.init_async(1);
+    empty.init_async(4 * NC as u32);
+    let t = thread::thread_rank() as usize;
+    let (row0, col0) = c.origin();
+    let k_tiles = (k as usize).div_ceil(BK);
+
+    if t / 128 < FIRST_CONSUMER {
+        setmaxnreg_dec::<40>();
+        if t == 0 {
+            let bytes = A_BOXES as u32 * a.box_bytes() + bt.box_bytes();
+            for kt in 0..k_tiles {
+                let (s, use_) = (kt % STAGES, kt / STAGES);
+                if use_ > 0 {
+                    // Every consumer is done with this stage's previous k-tile.
+                    empty.get(s).wait_parity((use_ - 1) as u32 % 2);
+                }
+                let bar = full.get(s);
+                bar.arrive_expect_tx(bytes);
+                let k0 = (kt * BK) as i32;
+                if A_BOXES == NC {
+                    for h in 0..NC {
+                        a.load(ring_a.tile(NC * s + h), [k0, (row0 + h * A_BOX_ROWS) as i32], bar);
+                    }
+                } else {
+                    // A's k-tile in `A_BOXES` boxes, each filling `NC / A_BOXES` neighbouring tiles.
+                    for h in 0..A_BOXES {
+                        let (first, rows) = (NC * s + h * NC / A_BOXES, h * BM / A_BOXES);
+                        a.load(ring_a.tiles(first, NC / A_BOXES), [k0, (row0 + rows) as i32], bar);
+                    }
+                }
+                bt.load(ring_b.tile(s), [k0, col0 as i32], bar);
+            }
+        }
+        return;
+    }
+
+    setmaxnreg_inc::<232>();
+    let part = (t / 128 - FIRST_CONSUMER) % NC;
+    let mut acc = WgAcc::<M64N256K16>::zero();
+    for kt in 0..k_tiles {
+        let s = kt % STAGES;
+        full.get(s).wait_parity((kt / STAGES) as u32 % 2);
+        // Nothing but wgmmas between the fence and the commit: ptxas keeps them one
+        // asynchronous group (a branch in between, e.g. a bounds check, serialises them).
+        let (ta, tb) = (NC * s + part, s);
+        fence();
+        mma_async(&mut acc, ring_a.desc::<0>(ta), ring_b.desc::<0>(tb), kt > 0);
+        mma_async(&mut acc, ring_a.desc::<16>(ta), ring_b.desc::<16>(tb), true);
+        mma_async(&mut acc, ring_a.desc::<32>(ta), ring_b.desc::<32>(tb), true);
+        mma_async(&mut acc, ring_a.desc::<48>(ta), ring_b.desc::<48>(tb), true);
+        commit_group();
+        // Keep this k-tile's group in flight; the previous one is done, so its stage is free.
+        // (Waiting for this group and freeing its stage at once measured the same on the H200.)
+        wait_group::<1, _>(&mut acc);
+        if kt > 0 && thread::lane_id() == 0 {
+            empty.get((kt - 1) % STAGES).arrive();
+        }
+    }
+    wait_group::<0, _>(&mut acc);
+
+    for i in (0..BN / 2).step_by(2) {
+        let [x, y] = T::pair_from_f32(acc.get(i), acc.get(i + 1));
+        if let Some(p) = c.pair_mut(i) {
+            *p = [x, y];
+        } else {
+            if let Some(o) = c.get_mut(i) {
+                *o = x;
+            }
+            if let Some(o) = c.get_mut(i + 1) {
+                *o = y;
+            }
+        }
+    }
+}
+
+/// Tile-rows per group of the block order (see `DisjointWgmmaTiles`): blocks launched together
+/// share rows of A and columns of B in L2.
+pub const GROUP: usize = 8;
+
+/// `C = A * B` in bf16 (f32 accumulation): `a` maps A (`m x k`), `bt` maps B transposed
+/// (`n x k`), both row-major with boxes of 64 columns x 64 rows (`a`) / 256 rows (`bt`) and
+/// 128-byte swizzle (the host builds them); C is `m x n` row-major. A block of three warpgroups
+/// computes a 128 x 256 tile of C: a TMA producer and two wgmma consumers (see `gemm`).
+#[kernel(block(THREADS), launch_bounds(384, 1))]
+pub fn hopper_gemm_bf16(
+    a: TensorMap<Bf16, 2>,
+    bt: TensorMap<Bf16, 2>,
+    k: u32,
+    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
+) {
+    gemm::<_, GROUP, CONSUMERS>(a, bt, k, &mut c);
+}
+
+/// [`hopper_gemm_bf16`] on f16.
+#[kernel(block(THREADS), launch_bounds(384, 1))]
+pub fn hopper_gemm_f16(
+    a: TensorMap<F16, 2>,
+    bt: TensorMap<F16, 2>,
+    k: u32,
+    mut c: DisjointWgmmaTiles<F16, BM, BN, FIRST_CONSUMER, GROUP>,
+) {
+    gemm::<_, GROUP, CONSUMERS>(a, bt, k, &mut c);
+}
+
+/// Tuning variant (`hopper-gemm variants`, not yet measured): A's k-tile as one TMA box of 128
+/// rows instead of two of 64 (the host maps `a` with 128-row boxes). Splitting B's box in two
+/// was 15% slower on the H200, so one box for A may be faster.
+#[kernel(block(THREADS), launch_bounds(384, 1))]
+pub fn hopper_gemm_bf16_a1(
+    a: TensorMap<Bf16, 2>,
+    bt: TensorMap<Bf16, 2>,
+    k: u32,
+    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
+) {
+    gemm::<_, GROUP, 1>(a, bt, k, &mut c);
+}

@@ -1,0 +1,208 @@
+//! The Hopper GEMM as a library: the kernels plus a random problem, the f64 reference, GPU
+//! runs and the comparison, shared by main.rs, the tests and the benchmark mode. Generic over
+//! the element type ([`Bf16`] or [`F16`]).
+pub mod kernels;
+
+use example_common::{driver_err as err, Rng};
+use oxide_rt::cuda::{CudaSlice, CudaStream};
+use oxide_rt::host::{Swizzle, TensorMap, TensorMapDesc};
+use oxide_rt::{Bf16, LaunchConfig, Slice2d, F16};
+use std::sync::Arc;
+
+pub use kernels::{A_BOX_ROWS, BK, BM, BN, SHARED_BYTES, THREADS};
+
+/// GPU size of main.rs: 4096 x 4096 x 4096.
+pub const DEFAULT_SIZE: usize = 4096;
+
+/// An element type with a GEMM kernel.
+pub trait Elem:
+    kernels::Elem
+    + oxide_rt::KernelArg
+    + oxide_rt::host::TmaElem
+    + oxide_rt::cuda::ValidAsZeroBits
+    + Copy
+    + Default
+    + Send
+    + Sync
+    + 'static
+{
+    /// `bf16` or `f16`.
+    const NAME: &'static str;
+    /// Relative error of the final rounding of C (half an ulp).
+    const ROUNDING: f64;
+    fn to_f32(self) -> f32;
+    fn from_f32(v: f32) -> Self;
+    /// One launch of this type's kernel.
+    fn launch(
+        stream: &Arc<CudaStream>,
+        cfg: LaunchConfig,
+        a: &TensorMap<'_, Self, 2>,
+        bt: &TensorMap<'_, Self, 2>,
+        k: u32,
+        c: Slice2d<'_, CudaSlice<Self>>,
+    ) -> Result<(), oxide_rt::Error>;
+}
+
+macro_rules! elem {
+    ($t:ty, $name:literal, $rounding:expr, $launch:ident) => {
+        impl Elem for $t {
+            const NAME: &'static str = $name;
+            const ROUNDING: f64 = $rounding;
+            fn to_f32(self) -> f32 {
+                <$t>::to_f32(self)
+            }
+            fn from_f32(v: f32) -> Self {
+                <$t>::from_f32(v)
+            }
+            fn launch(
+                stream: &Arc<CudaStream>,
+                cfg: LaunchConfig,
+                a: &TensorMap<'_, Self, 2>,
+                bt: &TensorMap<'_, Self, 2>,
+                k: u32,
+                c: Slice2d<'_, CudaSlice<Self>>,
+            ) -> Result<(), oxide_rt::Error> {
+                kernels::$launch(stream, cfg, a, bt, k, c)
+            }
+        }
+    };
+}
+elem!(Bf16, "bf16", 1.0 / 256.0, launch_hopper_gemm_bf16_with);
+elem!(F16, "f16", 1.0 / 2048.0, launch_hopper_gemm_f16_with);
+
+pub struct Problem<T> {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// m x k, row-major.
+    pub a: Vec<T>,
+    /// B transposed: n x k, row-major (`bt[j * k + l]` is B's element (l, j)).
+    pub bt: Vec<T>,
+}
+
+/// Uniform entries in [-1, 1), rounded to `T`.
+pub fn problem<T: Elem>(seed: u64, m: usize, n: usize, k: usize) -> Problem<T> {
+    let mut rng = Rng::new(seed);
+    let mut v = |len: usize| (0..len).map(|_| T::from_f32(rng.f32())).collect::<Vec<T>>();
+    let (a, bt) = (v(m * k), v(n * k));
+    Problem { m, n, k, a, bt }
+}
+
+/// Element (i, j) of `A * B` in f64, and the bound on the kernel's error there: the f32
+/// accumulation of `k` exact products (`(k + 2) u sum|a b|`, `u = 2^-24`) plus the final
+/// rounding to `T`.
+pub fn reference_at<T: Elem>(p: &Problem<T>, i: usize, j: usize) -> (f64, f64) {
+    let (mut dot, mut abs) = (0.0f64, 0.0f64);
+    for l in 0..p.k {
+        let prod = p.a[i * p.k + l].to_f32() as f64 * p.bt[j * p.k + l].to_f32() as f64;
+        dot += prod;
+        abs += prod.abs();
+    }
+    let u = f32::EPSILON as f64 / 2.0;
+    (dot, (p.k as f64 + 2.0) * u * abs * 1.01 + dot.abs() * T::ROUNDING * 1.01)
+}
+
+/// One block per 128 x 256 tile of C, 193 KiB of dynamic shared memory.
+pub fn config(m: usize, n: usize) -> LaunchConfig {
+    LaunchConfig::new((n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1), (THREADS, 1, 1))
+        .shared_mem_bytes(SHARED_BYTES as u32)
+}
+
+/// `Err` naming the fix when the problem cannot run (k not a multiple of 8, sizes past the limits).
+pub fn check<T: Elem>(p: &Problem<T>) -> Result<(), oxide_rt::Error> {
+    let bad = |reason: String| Err(oxide_rt::Error::InvalidLaunch { kernel: "hopper_gemm", reason });
+    if !p.k.is_multiple_of(8) {
+        return bad(format!("k = {} must be a multiple of 8 (TMA needs rows of a multiple of 16 bytes); pad it", p.k));
+    }
+    if p.a.len() != p.m * p.k || p.bt.len() != p.n * p.k {
+        return bad("A or B does not hold m*k or n*k elements".into());
+    }
+    if p.k > u32::MAX as usize || p.m > i32::MAX as usize || p.n > i32::MAX as usize {
+        return bad(format!("{} x {} x {} exceeds TMA's 32-bit coordinates; split the product", p.m, p.n, p.k));
+    }
+    if p.m.div_ceil(BM) > 65535 {
+        return bad(format!("m = {} needs more than 65535 block rows; split the product", p.m));
+    }
+    Ok(())
+}
+
+/// The problem's inputs on the GPU.
+pub struct OnGpu<T> {
+    pub a: CudaSlice<T>,
+    pub bt: CudaSlice<T>,
+}
+
+/// The inputs on the GPU and a zeroed C.
+pub fn upload<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<(OnGpu<T>, CudaSlice<T>), oxide_rt::Error> {
+    check(p)?;
+    let g = OnGpu {
+        a: stream.clone_htod(&p.a).map_err(err("copying A to the GPU"))?,
+        bt: stream.clone_htod(&p.bt).map_err(err("copying B to the GPU"))?,
+    };
+    Ok((g, stream.alloc_zeros(p.m * p.n).map_err(err("allocating C"))?))
+}
+
+/// The TMA maps of A (boxes of 64 rows) and B transposed (boxes of 256 rows), 64 columns wide
+/// with 128-byte swizzle: what the kernel's shared-memory layouts expect.
+pub fn maps<'a, T: Elem>(
+    p: &Problem<T>,
+    g: &'a OnGpu<T>,
+) -> Result<(TensorMap<'a, T, 2>, TensorMap<'a, T, 2>), oxide_rt::Error> {
+    let desc = |rows: usize, box_rows: usize| {
+        TensorMapDesc::row_major([p.k as u64, rows as u64], [BK as u32, box_rows as u32]).swizzle(Swizzle::B128)
+    };
+    Ok((TensorMap::new(&g.a, desc(p.m, A_BOX_ROWS))?, TensorMap::new(&g.bt, desc(p.n, BN))?))
+}
+
+/// One launch with maps already made (the benchmark's unit).
+pub fn launch<T: Elem>(
+    stream: &Arc<CudaStream>,
+    p: &Problem<T>,
+    (a, bt): &(TensorMap<'_, T, 2>, TensorMap<'_, T, 2>),
+    c: &mut CudaSlice<T>,
+) -> Result<(), oxide_rt::Error> {
+    T::launch(stream, config(p.m, p.n), a, bt, p.k as u32, Slice2d::new(c, p.n))
+}
+
+/// The tuning variant of the bf16 kernel (`hopper-gemm variants`): A in one 128-row box.
+pub fn launch_a1(
+    stream: &Arc<CudaStream>,
+    p: &Problem<Bf16>,
+    g: &OnGpu<Bf16>,
+    c: &mut CudaSlice<Bf16>,
+) -> Result<(), oxide_rt::Error> {
+    let desc = |rows: usize, box_rows: usize| {
+        TensorMapDesc::row_major([p.k as u64, rows as u64], [BK as u32, box_rows as u32]).swizzle(Swizzle::B128)
+    };
+    let (a, bt) = (TensorMap::new(&g.a, desc(p.m, BM))?, TensorMap::new(&g.bt, desc(p.n, BN))?);
+    kernels::launch_hopper_gemm_bf16_a1_with(stream, config(p.m, p.n), &a, &bt, p.k as u32, Slice2d::new(c, p.n))
+}
+
+pub fn run_gpu<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<Vec<T>, oxide_rt::Error> {
+    let (g, mut c) = upload(stream, p)?;
+    launch(stream, p, &maps(p, &g)?, &mut c)?;
+    oxide_rt::host::synchronize(stream)?;
+    stream.clone_dtoh(&c).map_err(err("copying C back"))
+}
+
+/// Every element (or, with `sample`, every `sample`-th row and column) within the reference's
+/// bound.
+pub fn compare<T: Elem>(p: &Problem<T>, got: &[T], sample: usize) -> Result<f64, String> {
+    if got.len() != p.m * p.n {
+        return Err(format!("length {} != {}", got.len(), p.m * p.n));
+    }
+    let step = sample.max(1);
+    let mut worst = 0.0f64;
+    for i in (0..p.m).step_by(step) {
+        for j in (0..p.n).step_by(step) {
+            let (want, tol) = reference_at(p, i, j);
+            let g = got[i * p.n + j].to_f32() as f64;
+            let e = (g - want).abs();
+            if e.is_nan() || e > tol {
+                return Err(format!("C[{i}][{j}]: got {g}, want {want} (tolerance {tol:e})"));
+            }
+            worst = worst.max(e);
+        }
+    }
+    Ok(worst)
+}

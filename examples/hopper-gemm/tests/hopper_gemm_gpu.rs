@@ -1,0 +1,47 @@
+//! The kernels on the GPU against the f64 reference, bf16 and f16, including ragged edges.
+//! Skips (printing why) without a GPU, unless OXIDE_REQUIRE_GPU=1.
+use hopper_gemm::{compare, problem, run_gpu, Elem};
+use oxide_rt::{Bf16, F16};
+
+fn gpu() -> Option<oxide_rt::host::Gpu> {
+    match oxide_rt::host::Gpu::new(0) {
+        Ok(g) => Some(g),
+        Err(e) if std::env::var("OXIDE_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("OXIDE_REQUIRE_GPU=1 but no GPU: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipped: no GPU ({e})");
+            None
+        }
+    }
+}
+
+fn sizes<T: Elem>(g: &oxide_rt::host::Gpu) {
+    for &(m, n, k) in
+        &[(128, 256, 64), (200, 136, 72), (17, 8, 8), (130, 264, 168), (1000, 1032, 520), (256, 512, 4096)]
+    {
+        let p = problem::<T>((m + n + k) as u64, m, n, k);
+        let got = run_gpu(&g.stream, &p).unwrap();
+        compare(&p, &got, 1).unwrap_or_else(|e| panic!("{} {m} x {n} x {k}: {e}", T::NAME));
+    }
+}
+
+#[test]
+fn bf16_matches_reference() {
+    let Some(g) = gpu() else { return };
+    sizes::<Bf16>(&g);
+}
+
+#[test]
+fn f16_matches_reference() {
+    let Some(g) = gpu() else { return };
+    sizes::<F16>(&g);
+}
+
+#[test]
+fn bf16_4096_sampled() {
+    let Some(g) = gpu() else { return };
+    let p = problem::<Bf16>(9, 4096, 4096, 4096);
+    let got = run_gpu(&g.stream, &p).unwrap();
+    compare(&p, &got, 97).unwrap();
+}

@@ -1,0 +1,120 @@
+//! One kernel per `wgmma.mma_async` shape and element type; `mode` picks the swizzle
+//! (0 none, 1 32B, 2 64B, 3 128B). One warpgroup computes `C = A[64..128] * B^T`: A is 128 x 64
+//! and B is N x 64 (both K-major, row-major on the host), written into shared memory in the
+//! layout `KMajor` describes, then multiplied in four k16 steps — the first overwriting an
+//! accumulator full of garbage (`accumulate = false`), the rest accumulating. Thread `t` writes
+//! its `N / 2` accumulator elements in order; the host places them with `WgAcc::coord`.
+use oxide_rt::device::wgmma::*;
+use oxide_rt::device::*;
+
+/// Rows of the A tile (the product uses the second 64, so descriptors start at row 64).
+pub const A_ROWS: usize = 128;
+/// The depth of the product: four k16 steps.
+pub const K: usize = 64;
+/// Dynamic shared memory: A and the largest B, plus the room to align them to 1024 bytes.
+pub const SHARED_BYTES: usize = (A_ROWS + 256) * K * 2 + 1024;
+
+#[inline(always)]
+fn product<T: WgmmaElem, S: WgShape, SW: Swizzle, const N: usize>(a: &[T], b: &[T]) -> WgAcc<S> {
+    let smem = aligned(dynamic_shared::<T>(), 1024);
+    let (sa, sb) = smem.split_at(A_ROWS * K);
+    let t = thread::thread_rank() as usize;
+    for i in (t..A_ROWS * K).step_by(128) {
+        sa.set(KMajor::<T, SW, A_ROWS, K>::index(i / K, i % K), a[i]);
+    }
+    for i in (t..N * K).step_by(128) {
+        sb.set(KMajor::<T, SW, N, K>::index(i / K, i % K), b[i]);
+    }
+    fence_proxy_async();
+    sync_threads();
+    let mut acc = WgAcc::<S>::zero();
+    for i in 0..WgAcc::<S>::LEN {
+        acc.set(i, 1.0e30);
+    }
+    fence();
+    for kk in 0..K / 16 {
+        let da = KMajor::<T, SW, A_ROWS, K>::desc(sa, 64, kk * 16);
+        let db = KMajor::<T, SW, N, K>::desc(sb, 0, kk * 16);
+        mma_async(&mut acc, da, db, kk > 0);
+    }
+    commit_group();
+    wait_group::<0, S>(&mut acc);
+    acc
+}
+
+macro_rules! kernels {
+    ($($name:ident: $t:ty, $shape:ty, $n:literal;)*) => {$(
+        #[doc = concat!("64 x ", stringify!($n), " x 64 on ", stringify!($t), " in swizzle mode `mode`.")]
+        #[kernel(block(128))]
+        pub fn $name(mode: u32, a: &[$t], b: &[$t], mut out: DisjointChunks<f32, { $n / 2 }>) {
+            let acc = match mode {
+                0 => product::<$t, $shape, NoSwizzle, $n>(a, b),
+                1 => product::<$t, $shape, Swizzle32B, $n>(a, b),
+                2 => product::<$t, $shape, Swizzle64B, $n>(a, b),
+                _ => product::<$t, $shape, Swizzle128B, $n>(a, b),
+            };
+            if let Some(o) = out.get_mut(thread::index()) {
+                for (i, v) in o.iter_mut().enumerate() {
+                    *v = acc.get(i);
+                }
+            }
+        }
+    )*};
+}
+kernels! {
+    wgmma_bf16_n64: Bf16, M64N64K16, 64;
+    wgmma_bf16_n128: Bf16, M64N128K16, 128;
+    wgmma_bf16_n256: Bf16, M64N256K16, 256;
+    wgmma_f16_n64: F16, M64N64K16, 64;
+    wgmma_f16_n128: F16, M64N128K16, 128;
+    wgmma_f16_n256: F16, M64N256K16, 256;
+}
+
+/// Whether the descriptors of a ring of tiles (checked once) equal those built tile by tile
+/// (each checked), for every tile, k-slice and swizzle mode: thread 0 writes 1 when they do.
+/// Runs on the CPU executor too (descriptors are plain arithmetic).
+#[kernel(block(32))]
+pub fn ring_descriptors(mut out: DisjointSlice<u32>) {
+    fn same<SW: Swizzle>(view: SharedSlice<Bf16>) -> bool {
+        type L<SW> = KMajor<Bf16, SW, 64, 64>;
+        let ring = L::<SW>::ring::<3>(view);
+        let mut ok = true;
+        for i in 0..6 {
+            let tile = ring.tile(i);
+            let pairs = [
+                (ring.desc::<0>(i), L::<SW>::desc(tile, 0, 0)),
+                (ring.desc::<16>(i), L::<SW>::desc(tile, 0, 16)),
+                (ring.desc::<32>(i), L::<SW>::desc(tile, 0, 32)),
+                (ring.desc::<48>(i), L::<SW>::desc(tile, 0, 48)),
+            ];
+            for (r, d) in pairs {
+                ok &= r.bits() == d.bits() && r.rows() == d.rows() && r.rows() == 64;
+            }
+        }
+        ok
+    }
+    let view = aligned(dynamic_shared::<Bf16>(), 1024);
+    let ok =
+        same::<NoSwizzle>(view) && same::<Swizzle32B>(view) && same::<Swizzle64B>(view) && same::<Swizzle128B>(view);
+    if let Some(o) = out.get_mut(thread::index()) {
+        *o = ok as u32;
+    }
+}
+
+/// A descriptor the layout cannot give: `case` 0 a k-slice past the tile, 1 a row not a
+/// multiple of 8, 2 a misaligned tile, 3 a view shorter than the tile. Each panics, which the
+/// launcher returns as `Err`.
+#[kernel(block(32))]
+pub fn bad_descriptor(case: u32, mut out: DisjointSlice<u32>) {
+    type L = KMajor<Bf16, Swizzle128B, 64, 64>;
+    let view = aligned(dynamic_shared::<Bf16>(), 1024);
+    let d = match case {
+        0 => L::desc(view, 0, 64),
+        1 => L::desc(view, 4, 0),
+        2 => L::desc(view.split_at(8).1, 0, 0),
+        _ => L::desc(view.split_at(64).0, 0, 0),
+    };
+    if let Some(o) = out.get_mut(thread::index()) {
+        *o = d.bits() as u32;
+    }
+}

@@ -1,0 +1,39 @@
+//! The CPU executor does not emulate wgmma: the launch returns an Err naming the operation
+//! (never a wrong answer).
+use oxide_rt::{Bf16, LaunchConfig};
+use wgmma_ops::kernels::{self, A_ROWS, K, SHARED_BYTES};
+
+#[test]
+fn cpu_executor_refuses_wgmma_with_an_error_naming_it() {
+    let a = vec![Bf16::from_f32(1.0); A_ROWS * K];
+    let b = vec![Bf16::from_f32(1.0); 64 * K];
+    let mut out = vec![0f32; 64 * 64];
+    let cfg = LaunchConfig::new(1, 128).shared_mem_bytes(SHARED_BYTES as u32);
+    let e = kernels::cpu_wgmma_bf16_n64_with(cfg, 3, &a, &b, &mut out).unwrap_err().to_string();
+    assert!(e.contains("`wgmma.fence.sync.aligned` (device::wgmma) cannot run on the CPU executor"), "{e}");
+    assert!(e.contains("run this kernel on an sm_90 GPU"), "{e}");
+    assert!(out.iter().all(|v| *v == 0.0), "no output is written");
+}
+
+#[test]
+fn ring_descriptors_equal_per_tile_descriptors() {
+    let mut out = vec![0u32; 32];
+    let cfg = LaunchConfig::new(1, 32).shared_mem_bytes((3 * 64 * 64 * 2 + 1024) as u32);
+    kernels::cpu_ring_descriptors_with(cfg, &mut out).unwrap();
+    assert!(out.iter().all(|v| *v == 1), "{out:?}");
+}
+
+#[test]
+fn impossible_descriptors_are_errors_naming_the_rule() {
+    let cfg = LaunchConfig::new(1, 32).shared_mem_bytes((64 * 64 * 2 + 1024) as u32);
+    let mut out = vec![0u32; 32];
+    for (case, want) in [
+        (0, "row 0, k 64 of a 64 x 64 tile"),
+        (1, "row 4, k 0 of a 64 x 64 tile"),
+        (2, "not 1024-byte aligned"),
+        (3, "in a view of 64 elements"),
+    ] {
+        let e = kernels::cpu_bad_descriptor_with(cfg, case, &mut out).unwrap_err().to_string();
+        assert!(e.contains(want), "case {case}: {e}");
+    }
+}

@@ -1,0 +1,68 @@
+//! Every wgmma shape on bf16 and f16, in every swizzle mode, on the GPU against the f64
+//! reference. Skips (printing why) without a GPU, unless OXIDE_REQUIRE_GPU=1.
+use oxide_rt::cuda::CudaSlice;
+use oxide_rt::host::{synchronize, Gpu};
+use oxide_rt::{Bf16, LaunchConfig, F16};
+use std::sync::OnceLock;
+use wgmma_ops::kernels::{self, A_ROWS, K, SHARED_BYTES};
+use wgmma_ops::{floats, gather, reference, within};
+
+fn gpu() -> Option<&'static Gpu> {
+    static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
+    GPU.get_or_init(wgmma_ops::gpu_or_skip).as_ref()
+}
+
+fn cfg() -> LaunchConfig {
+    LaunchConfig::new(1, 128).shared_mem_bytes(SHARED_BYTES as u32)
+}
+
+const MODES: [&str; 4] = ["no swizzle", "32B swizzle", "64B swizzle", "128B swizzle"];
+
+type Launch<T> = fn(&Gpu, u32, &CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<f32>) -> Result<(), oxide_rt::Error>;
+
+/// Runs `launch` for a 64 x n x 64 product in each swizzle mode and checks it.
+fn check<T: oxide_rt::KernelArg + Copy>(
+    what: &str,
+    n: usize,
+    convert: fn(f32) -> T,
+    back: fn(T) -> f32,
+    launch: Launch<T>,
+) {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let a: Vec<T> = floats(n as u64, A_ROWS * K).into_iter().map(convert).collect();
+    let b: Vec<T> = floats(n as u64 + 1000, n * K).into_iter().map(convert).collect();
+    let exact = |v: &[T]| v.iter().map(|x| back(*x)).collect::<Vec<f32>>();
+    let (want, tol) = reference(&exact(&a), &exact(&b), n);
+    let (da, db) = (s.clone_htod(&a).unwrap(), s.clone_htod(&b).unwrap());
+    let mut failures = Vec::new();
+    for (mode, name) in MODES.iter().enumerate() {
+        let mut out = s.alloc_zeros::<f32>(64 * n).unwrap();
+        launch(g, mode as u32, &da, &db, &mut out).unwrap();
+        synchronize(s).unwrap();
+        let got = gather(&s.clone_dtoh(&out).unwrap(), n);
+        if let Err(e) = within(&got, &want, &tol, n) {
+            failures.push(format!("{what} 64x{n}x16, {name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+macro_rules! tests {
+    ($($test:ident: $t:ty, $n:literal, $launch:ident;)*) => {$(
+        #[test]
+        fn $test() {
+            check::<$t>(stringify!($t), $n, <$t>::from_f32, <$t>::to_f32, |g, mode, a, b, out| {
+                kernels::$launch(&g.stream, cfg(), mode, a, b, out)
+            });
+        }
+    )*};
+}
+tests! {
+    bf16_m64n64k16: Bf16, 64, launch_wgmma_bf16_n64_with;
+    bf16_m64n128k16: Bf16, 128, launch_wgmma_bf16_n128_with;
+    bf16_m64n256k16: Bf16, 256, launch_wgmma_bf16_n256_with;
+    f16_m64n64k16: F16, 64, launch_wgmma_f16_n64_with;
+    f16_m64n128k16: F16, 128, launch_wgmma_f16_n128_with;
+    f16_m64n256k16: F16, 256, launch_wgmma_f16_n256_with;
+}
