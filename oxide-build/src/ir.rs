@@ -22,19 +22,15 @@ mod fn_attrs;
 mod grid_constants;
 mod guarded_epilogs;
 mod guarded_loads;
-mod index_ranges;
 mod internalize;
 mod kernel_entries;
 mod latch_polarity;
 mod launch_bounds;
 mod libdevice;
 mod meta_records;
-mod narrow_copies;
-mod narrow_indices;
 mod noalias_inputs;
 mod panic_paths;
 mod private_array_loops;
-mod runtime_bounds;
 mod saturating_casts;
 mod shared_memory;
 mod speculated_blocks;
@@ -52,9 +48,6 @@ pub(crate) struct Input<'a> {
     /// Mark the kernels' float multiplies and adds fusable (`ir/contractable_ops.rs`), as
     /// nvcc's `--fmad=true`.
     pub fmad: bool,
-    /// Give kernels a copy with 32-bit index arithmetic (`ir/narrow_copies.rs`): release
-    /// builds whose codegen runs `opt` (which inlines the copies) and [`after_opt`].
-    pub narrow_copies: bool,
     /// Where the rewritten IR is written (`<module>.ll`).
     pub work_dir: &'a Path,
 }
@@ -91,7 +84,6 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Module, Error> {
     if !input.panic_messages {
         processed.ir = inline_panic_paths(&processed.ir);
     }
-    processed.ir = index_copies(&processed.ir, input.narrow_copies);
     let mut warnings = Vec::new();
     if processed.kernels.is_empty() {
         warnings.push(format!("{} defines no #[kernel] functions", input.module_file.display()));
@@ -205,39 +197,19 @@ fn contractable(ir: &str) -> String {
     out
 }
 
-/// `ir` with every kernel that reads a thread position split into a narrow and a wide copy
-/// (`ir/narrow_copies.rs`) when `split`, else with oxide-rt's index markers made the identity.
-fn index_copies(ir: &str, split: bool) -> String {
-    let mut lines: Vec<Line> =
-        ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
-    if split {
-        narrow_copies::split(&mut lines);
-    } else {
-        narrow_copies::unmark(&mut lines);
-    }
-    let mut out = String::with_capacity(ir.len() * 2);
-    for line in &lines {
-        out.push_str(&line.text);
-        out.push('\n');
-    }
-    out
-}
-
 /// The transforms that run on `opt`'s output rather than rustc's: conditional blocks of input
 /// reads become unconditional (`ir/speculated_blocks.rs`), loads move above the stores to
-/// other buffers before them (`ir/early_loads.rs`), index arithmetic that fits 32 bits becomes
-/// 32-bit (`ir/narrow_indices.rs`), unrolled loop remainders become rows of guarded steps
-/// (`ir/guarded_epilogs.rs`) and single-block loops branch back on `true`
+/// other buffers before them (`ir/early_loads.rs`), unrolled loop remainders become rows of
+/// guarded steps (`ir/guarded_epilogs.rs`) and single-block loops branch back on `true`
 /// (`ir/latch_polarity.rs`). Returns the text and how many sites changed.
 pub(crate) fn after_opt(ir: &str) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir);
     let mut lines: Vec<Line> =
         text.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let loads = early_loads::hoist(&mut lines);
-    let kernels = narrow_indices::narrow(&mut lines);
     let chains = guarded_epilogs::rewrite(&mut lines);
     let latches = latch_polarity::rewrite(&mut lines);
-    if loads + kernels + chains + latches == 0 {
+    if loads + chains + latches == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -245,7 +217,7 @@ pub(crate) fn after_opt(ir: &str) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + loads + kernels + chains + latches)
+    (out, blocks + loads + chains + latches)
 }
 
 /// One input line; `no` survives removals so errors point at the input.
@@ -683,14 +655,14 @@ pub(crate) mod tests {
         explicit.into_iter().chain(on_path).find(|p| p.is_file()).or_else(|| in_venv(&format!("bin/{name}")))
     }
 
-    pub(super) fn tool_ok(cmd: &mut Command) -> String {
+    fn tool_ok(cmd: &mut Command) -> String {
         let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
         assert!(out.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// Compiles processed IR with llc-22 (and checks it with ptxas when present).
-    pub(super) fn compile(name: &str, ir: &str) -> TestResult<Option<String>> {
+    fn compile(name: &str, ir: &str) -> TestResult<Option<String>> {
         let Some(llc) = find_tool("llc-22") else {
             eprintln!("skipped: llc-22 not found on PATH (apt-get install llvm-22)");
             return Ok(None);

@@ -427,8 +427,6 @@ impl Build {
                 module_file: &plan.rel,
                 panic_messages: spec.panic_messages,
                 fmad: self.fmad,
-                // The copies need `opt` to inline them and codegen's `after_opt` (release).
-                narrow_copies: !spec.panic_messages && tc.opt.is_some() && tc.llc.is_some(),
                 work_dir: &plan.work_dir(),
             })
         })?;

@@ -60,32 +60,8 @@ pub fn index() -> ThreadIndex {
     #[cfg(target_arch = "nvptx64")]
     {
         let (block, in_block, per_block) = linear_position();
-        ThreadIndex(index_marker(block * per_block + in_block))
+        ThreadIndex(block * per_block + in_block)
     }
-}
-
-/// `x` unchanged, marked (by the `// oxide.index` template oxide-build looks for) as a value below the launch's thread count: a
-/// thread position. Release builds give every kernel a second copy, taken when the launch has at
-/// most 2^30 threads and every slice fewer than 2^31 elements, in which the marker becomes
-/// `x & (2^30 - 1)` (the identity there) so its index arithmetic can run in 32 bits
-/// (`oxide-build/src/ir/narrow_copies.rs`, `narrow_indices.rs`). An `asm!` so that rustc's
-/// optimiser keeps it; `pure, nomem` so that it may still merge and hoist it.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub(crate) fn index_marker(x: usize) -> usize {
-    let r: usize;
-    // SAFETY: a register-to-register move: it reads and writes no memory and has no other effect.
-    unsafe {
-        core::arch::asm!("// oxide.index\n\tmov.b64 {r}, {x};", r = out(reg64) r, x = in(reg64) x, options(pure, nomem, nostack));
-    }
-    r
-}
-
-/// The identity on the CPU, where no second copy exists.
-#[cfg(not(target_arch = "nvptx64"))]
-#[inline(always)]
-pub(crate) fn index_marker(x: usize) -> usize {
-    x
 }
 
 /// (this block's linear index in the grid, this thread's linear index in the block, threads
@@ -96,7 +72,7 @@ pub(crate) fn linear_position() -> (usize, usize, usize) {
     let in_block = t.x as usize + bd.x as usize * (t.y as usize + bd.y as usize * t.z as usize);
     let block = b.x as usize + gd.x as usize * (b.y as usize + gd.y as usize * b.z as usize);
     let per_block = bd.x as usize * bd.y as usize * bd.z as usize;
-    (index_marker(block), index_marker(in_block), per_block)
+    (block, in_block, per_block)
 }
 
 /// Alias of [`index`] for the common 1D case.
@@ -137,19 +113,19 @@ pub fn thread_rank() -> u32 {
 /// Global x index: `block_idx.x * block_dim.x + thread_idx.x`.
 #[inline(always)]
 pub fn global_x() -> usize {
-    index_marker(block_idx().x as usize * block_dim().x as usize + thread_idx().x as usize)
+    block_idx().x as usize * block_dim().x as usize + thread_idx().x as usize
 }
 
 /// Global y index: `block_idx.y * block_dim.y + thread_idx.y`.
 #[inline(always)]
 pub fn global_y() -> usize {
-    index_marker(block_idx().y as usize * block_dim().y as usize + thread_idx().y as usize)
+    block_idx().y as usize * block_dim().y as usize + thread_idx().y as usize
 }
 
 /// Global z index: `block_idx.z * block_dim.z + thread_idx.z`.
 #[inline(always)]
 pub fn global_z() -> usize {
-    index_marker(block_idx().z as usize * block_dim().z as usize + thread_idx().z as usize)
+    block_idx().z as usize * block_dim().z as usize + thread_idx().z as usize
 }
 
 /// The global `(x, y)` position of this thread (column, row for a 2D launch).
