@@ -24,7 +24,6 @@ mod guarded_epilogs;
 mod guarded_loads;
 mod internalize;
 mod kernel_entries;
-mod latch_polarity;
 mod launch_bounds;
 mod libdevice;
 mod meta_records;
@@ -199,17 +198,15 @@ fn contractable(ir: &str) -> String {
 
 /// The transforms that run on `opt`'s output rather than rustc's: conditional blocks of input
 /// reads become unconditional (`ir/speculated_blocks.rs`), loads move above the stores to
-/// other buffers before them (`ir/early_loads.rs`), unrolled loop remainders become rows of
-/// guarded steps (`ir/guarded_epilogs.rs`) and single-block loops branch back on `true`
-/// (`ir/latch_polarity.rs`). Returns the text and how many sites changed.
+/// other buffers before them (`ir/early_loads.rs`), and unrolled loop remainders become rows of
+/// guarded steps (`ir/guarded_epilogs.rs`). Returns the text and how many sites changed.
 pub(crate) fn after_opt(ir: &str) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir);
     let mut lines: Vec<Line> =
         text.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let loads = early_loads::hoist(&mut lines);
     let chains = guarded_epilogs::rewrite(&mut lines);
-    let latches = latch_polarity::rewrite(&mut lines);
-    if loads + chains + latches == 0 {
+    if loads + chains == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -217,7 +214,7 @@ pub(crate) fn after_opt(ir: &str) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + loads + chains + latches)
+    (out, blocks + loads + chains)
 }
 
 /// One input line; `no` survives removals so errors point at the input.
