@@ -110,6 +110,33 @@ pub fn compare_exact<T: std::fmt::Display>(
     }
 }
 
+/// A sampled check of an `m x n` row-major result against a reference with a bound per element:
+/// every `sample`-th row and column (every element for 1), `at(i, j)` giving (got, want, bound).
+/// Returns the largest error, or `Err` naming the first element out of its bound (or NaN).
+pub fn compare_within(
+    len: usize,
+    (m, n): (usize, usize),
+    sample: usize,
+    at: impl Fn(usize, usize) -> (f64, f64, f64),
+) -> Result<f64, String> {
+    if len != m * n {
+        return Err(format!("length {len} != {}", m * n));
+    }
+    let step = sample.max(1);
+    let mut worst = 0.0f64;
+    for i in (0..m).step_by(step) {
+        for j in (0..n).step_by(step) {
+            let (got, want, tol) = at(i, j);
+            let e = (got - want).abs();
+            if e.is_nan() || e > tol {
+                return Err(format!("C[{i}][{j}]: got {got}, want {want} (tolerance {tol:e})"));
+            }
+            worst = worst.max(e);
+        }
+    }
+    Ok(worst)
+}
+
 /// For `map_err` on an example's `compare(got, &reference(p))`.
 pub fn differs(e: String) -> String {
     format!("result differs from the CPU reference: {e}")
@@ -181,5 +208,19 @@ mod tests {
     fn driver_err_keeps_what() {
         let e = driver_err("copying x")(DriverError(oxide_rt::cuda::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY));
         assert!(matches!(&e, oxide_rt::Error::Driver { what, .. } if what == "copying x"), "{e}");
+    }
+
+    #[test]
+    fn the_first_element_out_of_bound_or_nan_is_named_and_the_worst_error_returned() {
+        let got = [1.0, 2.0, 3.5, 4.0];
+        let at = |i: usize, j: usize| (got[i * 2 + j], (i * 2 + j + 1) as f64, 0.6);
+        assert_eq!(compare_within(4, (2, 2), 1, at), Ok(0.5));
+        let strict = |i: usize, j: usize| (got[i * 2 + j], (i * 2 + j + 1) as f64, 0.1);
+        assert_eq!(compare_within(4, (2, 2), 1, strict).unwrap_err(), "C[1][0]: got 3.5, want 3 (tolerance 1e-1)");
+        // Sampling every 2nd row and column sees only C[0][0].
+        assert_eq!(compare_within(4, (2, 2), 2, strict), Ok(0.0));
+        let nan = |_: usize, _: usize| (f64::NAN, 1.0, 1.0);
+        assert!(compare_within(4, (2, 2), 1, nan).is_err());
+        assert_eq!(compare_within(3, (2, 2), 1, at).unwrap_err(), "length 3 != 4");
     }
 }

@@ -188,21 +188,8 @@ pub fn run_gpu<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<Vec<
 /// Every element (or, with `sample`, every `sample`-th row and column) within the reference's
 /// bound.
 pub fn compare<T: Elem>(p: &Problem<T>, got: &[T], sample: usize) -> Result<f64, String> {
-    if got.len() != p.m * p.n {
-        return Err(format!("length {} != {}", got.len(), p.m * p.n));
-    }
-    let step = sample.max(1);
-    let mut worst = 0.0f64;
-    for i in (0..p.m).step_by(step) {
-        for j in (0..p.n).step_by(step) {
-            let (want, tol) = reference_at(p, i, j);
-            let g = got[i * p.n + j].to_f32() as f64;
-            let e = (g - want).abs();
-            if e.is_nan() || e > tol {
-                return Err(format!("C[{i}][{j}]: got {g}, want {want} (tolerance {tol:e})"));
-            }
-            worst = worst.max(e);
-        }
-    }
-    Ok(worst)
+    example_common::compare_within(got.len(), (p.m, p.n), sample, |i, j| {
+        let (want, tol) = reference_at(p, i, j);
+        (got[i * p.n + j].to_f32() as f64, want, tol)
+    })
 }
