@@ -673,6 +673,8 @@ macro_rules! output_len {
     };
 }
 
+pub(super) use output_len;
+
 /// What the output types share: construction from the launch's pointer and length (and shape
 /// words that fit `u32`), `len`.
 macro_rules! output_type {

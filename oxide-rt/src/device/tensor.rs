@@ -692,23 +692,13 @@ pub struct DisjointMmaTiles<'a, T, const BM: usize, const BN: usize, const WM: u
     _borrow: PhantomData<&'a mut [T]>,
 }
 
+super::slice::output_len!(DisjointMmaTiles, const BM: usize, const BN: usize, const WM: usize, const WN: usize);
+
 impl<T, const BM: usize, const BN: usize, const WM: usize, const WN: usize> DisjointMmaTiles<'_, T, BM, BN, WM, WN> {
     const SHAPE_OK: () = assert!(
         WM > 0 && WN > 0 && WM % 16 == 0 && WN % 8 == 0 && BM % WM == 0 && BN % WN == 0 && BM <= 1 << 16 && BN <= 1 << 16,
         "DisjointMmaTiles<T, BM, BN, WM, WN>: WM must be a multiple of 16, WN of 8, and they must divide BM and BN (at most 65536)"
     );
-
-    /// Elements in the whole buffer.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the buffer has no elements.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 
     /// Columns of the matrix, as the host passed them.
     #[inline(always)]

@@ -577,6 +577,8 @@ pub struct DisjointWgmmaTiles<'a, T, const BM: usize, const BN: usize, const WG0
     _borrow: PhantomData<&'a mut [T]>,
 }
 
+super::slice::output_len!(DisjointWgmmaTiles, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize);
+
 impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize>
     DisjointWgmmaTiles<'_, T, BM, BN, WG0, GROUP>
 {
@@ -584,18 +586,6 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize>
         BM % 64 == 0 && BM > 0 && BN % 8 == 0 && BN > 0 && BN <= 256 && GROUP > 0,
         "DisjointWgmmaTiles<T, BM, BN, WG0, GROUP>: BM must be a multiple of 64, BN a multiple of 8 up to 256, GROUP at least 1"
     );
-
-    /// Elements in the whole buffer.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the buffer has no elements.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 
     /// Columns of the matrix, as the host passed them.
     #[inline(always)]
