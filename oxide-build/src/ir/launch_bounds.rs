@@ -66,23 +66,8 @@ fn cluster(
     kernel: &str,
     kernels: &[String],
 ) -> Result<(String, Vec<String>), IrError> {
-    if !kernels.iter().any(|k| k == kernel) {
-        return Err(err(
-            line,
-            &record.name,
-            format!("a cluster shape names `{kernel}`, which is not a kernel in this module"),
-        ));
-    }
-    match record.values[..] {
-        [x, y, z] if x >= 1 && y >= 1 && z >= 1 && x * y * z <= 8 => {
-            Ok((kernel.to_string(), vec![format!("\"nvvm.cluster_dim\"=\"{x},{y},{z}\"")]))
-        }
-        _ => Err(err(
-            line,
-            &record.name,
-            format!("a cluster shape must be [x, y, z] with at most 8 blocks, found {:?}", record.values),
-        )),
-    }
+    let shape = Extents { what: "a cluster shape", most: "8 blocks", limit: 8, attr: "nvvm.cluster_dim" };
+    shape.attribute(record, line, kernel, kernels)
 }
 
 /// `#[kernel(block(x, y, z))]`: `.reqntid x, y, z` (instead of `.maxntid`, which PTX does not
@@ -93,22 +78,44 @@ fn required_block(
     kernel: &str,
     kernels: &[String],
 ) -> Result<(String, Vec<String>), IrError> {
-    if !kernels.iter().any(|k| k == kernel) {
-        return Err(err(
-            line,
-            &record.name,
-            format!("a required block names `{kernel}`, which is not a kernel in this module"),
-        ));
-    }
-    match record.values[..] {
-        [x, y, z] if x >= 1 && y >= 1 && z >= 1 && x * y * z <= 1024 => {
-            Ok((kernel.to_string(), vec![format!("\"nvvm.reqntid\"=\"{x},{y},{z}\"")]))
+    let shape = Extents { what: "a required block", most: "1024 threads", limit: 1024, attr: "nvvm.reqntid" };
+    shape.attribute(record, line, kernel, kernels)
+}
+
+/// A meta record of three extents `[x, y, z]` for one kernel, turned into the NVVM attribute
+/// `attr="x,y,z"`: each at least 1, their product at most `limit`.
+struct Extents {
+    what: &'static str,
+    most: &'static str,
+    limit: u64,
+    attr: &'static str,
+}
+
+impl Extents {
+    fn attribute(
+        &self,
+        record: &MetaRecord,
+        line: usize,
+        kernel: &str,
+        kernels: &[String],
+    ) -> Result<(String, Vec<String>), IrError> {
+        if !kernels.iter().any(|k| k == kernel) {
+            return Err(err(
+                line,
+                &record.name,
+                format!("{} names `{kernel}`, which is not a kernel in this module", self.what),
+            ));
         }
-        _ => Err(err(
-            line,
-            &record.name,
-            format!("a required block must be [x, y, z] with at most 1024 threads, found {:?}", record.values),
-        )),
+        match record.values[..] {
+            [x, y, z] if x >= 1 && y >= 1 && z >= 1 && x * y * z <= self.limit => {
+                Ok((kernel.to_string(), vec![format!("\"{}\"=\"{x},{y},{z}\"", self.attr)]))
+            }
+            _ => Err(err(
+                line,
+                &record.name,
+                format!("{} must be [x, y, z] with at most {}, found {:?}", self.what, self.most, record.values),
+            )),
+        }
     }
 }
 
