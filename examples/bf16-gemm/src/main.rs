@@ -4,7 +4,7 @@
 //!
 //! `bf16-gemm bench [size..]` (GPU only): the kernel's median time over 20 runs (CUDA events,
 //! after 3 warm-up runs) per size, default 4096 and 8192, as CSV lines
-//! `bf16_gemm,size,ms,tflops`; `bench/gpu/bf16_gemm_cublas.py` measures cuBLAS (through
+//! `bf16_gemm,size,ms,tflops`; `bench/gpu/gemm_cublas.py` measures cuBLAS (through
 //! PyTorch) the same way, and `bench/gpu/bf16_gemm.sh` prints both with the ratio.
 
 use example_common::{differs, run_main, run_timed, size_arg};

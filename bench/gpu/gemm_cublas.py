@@ -1,7 +1,8 @@
-"""cuBLAS BF16 and FP16 GEMM through PyTorch, timed like `hopper-gemm bench`: C = A @ B for
-n x n x n matrices (f32 accumulation, 16-bit output), 3 warm-up runs, then the median of 20
-runs each timed with CUDA events. Prints `cublas_<bf16|f16>,size,ms,tflops` per size and type.
-Usage: python3 bench/gpu/hopper_gemm_cublas.py [size ...]   (default 4096 8192)"""
+"""cuBLAS BF16 and FP16 GEMM through PyTorch, timed like the GEMM examples' `bench` modes:
+C = A @ B for n x n x n matrices (f32 accumulation, 16-bit output), 3 warm-up runs, then the
+median of 20 runs each timed with CUDA events. Prints `cublas_<bf16|f16>,size,ms,tflops` per
+size and type. Used by bf16_gemm.sh (`--types bf16`) and hopper_gemm.sh.
+Usage: python3 bench/gpu/gemm_cublas.py [--types bf16,f16] [size ...]   (default 4096 8192)"""
 import sys
 
 import torch
@@ -25,10 +26,18 @@ def time_one(n: int, dtype: torch.dtype) -> float:
     return times[len(times) // 2]
 
 
+TYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+
 def main() -> None:
-    sizes = [int(s) for s in sys.argv[1:]] or [4096, 8192]
+    args = sys.argv[1:]
+    names = list(TYPES)
+    if args[:1] == ["--types"]:
+        names, args = args[1].split(","), args[2:]
+    sizes = [int(s) for s in args] or [4096, 8192]
     for n in sizes:
-        for name, dtype in (("bf16", torch.bfloat16), ("f16", torch.float16)):
+        for name in names:
+            dtype = TYPES[name]
             ms = time_one(n, dtype)
             print(f"cublas_{name},{n},{ms:.4f},{2 * n**3 / (ms * 1e-3) / 1e12:.1f}", flush=True)
 
