@@ -14,12 +14,17 @@ if cargo fmt --version >/dev/null 2>&1; then
 else
   echo "ci/test.sh: rustfmt is not installed here; format check skipped" >&2
 fi
+# Lints and docs build in a target folder of their own, removed before the tests build: the
+# disk then holds one of the two builds at a time, not both (a CI machine may have ~1.5 GB free).
+lint_dir=target/lint
 # Lints as errors where the host toolchain has clippy (rustup's default profile does).
 if cargo clippy --version >/dev/null 2>&1; then
-  cargo clippy --workspace --all-targets --locked -- -D warnings
+  CARGO_TARGET_DIR=$lint_dir cargo clippy --workspace --all-targets --locked -- -D warnings
 else
   echo "ci/test.sh: cargo clippy is not installed here; lint step skipped" >&2
 fi
 # The reference docs of the three library crates build without warnings (broken links, bad HTML).
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -p oxide-rt -p oxide-build -p oxide-macros
+CARGO_TARGET_DIR=$lint_dir RUSTDOCFLAGS="-D warnings" \
+  cargo doc --no-deps --locked -p oxide-rt -p oxide-build -p oxide-macros
+rm -rf "$lint_dir"
 cargo test --workspace --locked "$@"
