@@ -1,24 +1,35 @@
 """cuBLAS BF16 and FP16 GEMM through PyTorch, timed like the GEMM examples' `bench` modes:
 C = A @ B for n x n x n matrices (f32 accumulation, 16-bit output), 3 warm-up runs, then the
-median of 20 runs each timed with CUDA events. Prints `cublas_<bf16|f16>,size,ms,tflops` per
-size and type. Used by bf16_gemm.sh (`--types bf16`) and hopper_gemm.sh.
-Usage: python3 bench/gpu/gemm_cublas.py [--types bf16,f16] [size ...]   (default 4096 8192)"""
+median of 20 runs each timed with CUDA events. Prints `cublas_<type>,size,ms,tflops` per size
+and type. Type `bf16_bias_gelu` is what a PyTorch user writes for the fused example,
+`gelu(addmm(bias, A, B))` (exact GELU; cuBLASLt adds the bias, a second kernel applies GELU).
+Used by bf16_gemm.sh (`--types bf16,bf16_bias_gelu`) and hopper_gemm.sh.
+Usage: python3 bench/gpu/gemm_cublas.py [--types bf16,f16,bf16_bias_gelu] [size ...]   (default 4096 8192)"""
 import sys
 
 import torch
 
 
-def time_one(n: int, dtype: torch.dtype) -> float:
+def product(a, b, bias):
+    return torch.matmul(a, b)
+
+
+def bias_gelu(a, b, bias):
+    return torch.nn.functional.gelu(torch.addmm(bias, a, b))
+
+
+def time_one(n: int, dtype: torch.dtype, op) -> float:
     a = torch.rand(n, n, device="cuda", dtype=dtype) * 2 - 1
     b = torch.rand(n, n, device="cuda", dtype=dtype) * 2 - 1
+    bias = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
     for _ in range(3):
-        torch.matmul(a, b)
+        op(a, b, bias)
     torch.cuda.synchronize()
     times = []
     for _ in range(20):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        torch.matmul(a, b)
+        op(a, b, bias)
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
@@ -26,19 +37,19 @@ def time_one(n: int, dtype: torch.dtype) -> float:
     return times[len(times) // 2]
 
 
-TYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+TYPES = {"bf16": (torch.bfloat16, product), "f16": (torch.float16, product), "bf16_bias_gelu": (torch.bfloat16, bias_gelu)}
 
 
 def main() -> None:
     args = sys.argv[1:]
-    names = list(TYPES)
+    names = ["bf16", "f16"]
     if args[:1] == ["--types"]:
         names, args = args[1].split(","), args[2:]
     sizes = [int(s) for s in args] or [4096, 8192]
     for n in sizes:
         for name in names:
-            dtype = TYPES[name]
-            ms = time_one(n, dtype)
+            dtype, op = TYPES[name]
+            ms = time_one(n, dtype, op)
             print(f"cublas_{name},{n},{ms:.4f},{2 * n**3 / (ms * 1e-3) / 1e12:.1f}", flush=True)
 
 

@@ -28,32 +28,92 @@ pub const SHARED_BYTES: usize = STAGES * (A_STAGE + B_STAGE) * 2;
 /// `C = A * B`: row-major bf16 `A: m x k`, `B: k x n`, `C: m x n`, accumulated in f32 on the
 /// tensor cores, `k` and `n` multiples of 8 (16-byte rows for the copies; the host checks).
 ///
-/// A block of 8 warps computes a 128 x 128 tile of C; warp `(wm, wn)` a 64 x 32 sub-tile as
-/// 4 x 4 `mma.sync.m16n8k16` accumulators. k-tiles of A (128 x 32) and B (32 x 128) stream
-/// through a 4-stage ring in dynamic shared memory: `cp_async` copies (16 bytes each, zero-filled
-/// past the matrices' edges) run 3 tiles ahead of the multiply; `cp_async_wait` plus one
-/// barrier per k-tile hand a stage from the copies to the `ldmatrix` loads, and from the loads
-/// back to the copies. C is a `DisjointMmaTiles`: each lane writes exactly its accumulators'
+/// A block of 8 warps computes a 128 x 128 tile of C; warp `(wm, wn)` a 64 x 32 sub-tile (see
+/// [`warp_product`]). C is a `DisjointMmaTiles`: each lane writes exactly its accumulators'
 /// elements, rounded to bf16.
 #[allow(clippy::needless_range_loop)] // the accumulator grid reads clearer indexed
 #[kernel(block(THREADS), launch_bounds(256, 2))]
 pub fn bf16_gemm(a: Matrix<Bf16>, b: Matrix<Bf16>, mut c: DisjointMmaTiles<Bf16, BM, BN, WM, WN>) {
-    let (m, n, k) = (a.rows(), b.cols(), a.cols());
-    let smem = dynamic_shared::<Bf16>();
     // Uniform over the launch: no thread reaches a barrier.
-    if b.rows() != k
-        || c.rows() != m
-        || c.cols() != n
-        || !k.is_multiple_of(8)
-        || !n.is_multiple_of(8)
-        || smem.len() * 2 < SHARED_BYTES
-    {
+    if !shapes_fit(a, b, (c.rows(), c.cols())) {
         return;
     }
-    let (sa, sb) = smem.split_at(STAGES * A_STAGE);
+    let acc = warp_product(a, b, c.origin());
+    for mi in 0..WM / 16 {
+        for ni in 0..WN / 8 {
+            for i in 0..4 {
+                if let Some(o) = c.get_mut(mi, ni, i) {
+                    *o = Bf16::from_f32(acc[mi][ni].elems[i]);
+                }
+            }
+        }
+    }
+}
+
+/// `C = gelu(A * B + bias)`, the bias broadcast along the rows (`bias[j]` added to column `j`)
+/// and GELU the exact one, `x/2 (1 + erf(x / sqrt 2))`: the same product as [`bf16_gemm`], with
+/// the epilogue applied to the f32 accumulators before the one rounding to bf16, so the
+/// activation costs no extra pass over C in global memory.
+#[allow(clippy::needless_range_loop)]
+#[kernel(block(THREADS), launch_bounds(256, 2))]
+pub fn bf16_gemm_bias_gelu(
+    a: Matrix<Bf16>,
+    b: Matrix<Bf16>,
+    bias: &[f32],
+    mut c: DisjointMmaTiles<Bf16, BM, BN, WM, WN>,
+) {
+    if !shapes_fit(a, b, (c.rows(), c.cols())) || bias.len() != c.cols() {
+        return;
+    }
+    let acc = warp_product(a, b, c.origin());
+    for mi in 0..WM / 16 {
+        for ni in 0..WN / 8 {
+            for i in 0..4 {
+                if let Some((_, col)) = c.position(mi, ni, i) {
+                    let y = gelu(acc[mi][ni].elems[i] + bias[col]);
+                    if let Some(o) = c.get_mut(mi, ni, i) {
+                        *o = Bf16::from_f32(y);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// GELU, `x/2 (1 + erf(x / sqrt 2))`, in f32.
+#[inline(always)]
+pub fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + Float::erf(x * core::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// Whether `A`, `B`, a `rows x cols` C and the launch's dynamic shared memory fit the kernels:
+/// the same answer in every thread, so a kernel that returns on `false` skips every barrier.
+#[inline(always)]
+fn shapes_fit(a: Matrix<Bf16>, b: Matrix<Bf16>, (rows, cols): (usize, usize)) -> bool {
+    let k = a.cols();
+    b.rows() == k
+        && rows == a.rows()
+        && cols == b.cols()
+        && k.is_multiple_of(8)
+        && cols.is_multiple_of(8)
+        && dynamic_shared::<Bf16>().len() * 2 >= SHARED_BYTES
+}
+
+/// This warp's `WM x WN` part of the block's tile of `A * B` (the tile's top-left element at
+/// `(row0, col0)`), as `(WM / 16) x (WN / 8)` f32 accumulators of `mma.sync.m16n8k16`: the main
+/// loop both kernels share, which differ only in their epilogue. Call it only after
+/// [`shapes_fit`] (it has barriers).
+///
+/// k-tiles of A (128 x 32) and B (32 x 128) stream through a 4-stage ring in dynamic shared
+/// memory: `cp_async` copies (16 bytes each, zero-filled past the matrices' edges) run 3 tiles
+/// ahead of the multiply; `cp_async_wait` plus one barrier per k-tile hand a stage from the
+/// copies to the `ldmatrix` loads, and from the loads back to the copies.
+#[allow(clippy::needless_range_loop)] // the accumulator grid reads clearer indexed
+#[inline(always)]
+fn warp_product(a: Matrix<Bf16>, b: Matrix<Bf16>, (row0, col0): (usize, usize)) -> Acc {
+    let (sa, sb) = dynamic_shared::<Bf16>().split_at(STAGES * A_STAGE);
     let t = thread::thread_rank() as usize;
-    let (row0, col0) = c.origin();
-    let k_tiles = k.div_ceil(BK);
+    let k_tiles = a.cols().div_ceil(BK);
 
     // Thread t copies 16-byte chunks t and t + 256 of each tile: A has 4 per row, B 16.
     let load = |stage: usize, kt: usize| {
@@ -70,7 +130,7 @@ pub fn bf16_gemm(a: Matrix<Bf16>, b: Matrix<Bf16>, mut c: DisjointMmaTiles<Bf16,
 
     let warp = thread::warp_id() as usize;
     let (wm, wn) = (warp / (BN / WN), warp % (BN / WN));
-    let mut acc = [[FragC::<f32, M16N8K16>::zero(); WN / 8]; WM / 16];
+    let mut acc: Acc = [[FragC::zero(); WN / 8]; WM / 16];
 
     for s in 0..STAGES - 1 {
         if s < k_tiles {
@@ -107,14 +167,8 @@ pub fn bf16_gemm(a: Matrix<Bf16>, b: Matrix<Bf16>, mut c: DisjointMmaTiles<Bf16,
         }
     }
     cp_async_wait::<0>();
-
-    for mi in 0..WM / 16 {
-        for ni in 0..WN / 8 {
-            for i in 0..4 {
-                if let Some(o) = c.get_mut(mi, ni, i) {
-                    *o = Bf16::from_f32(acc[mi][ni].elems[i]);
-                }
-            }
-        }
-    }
+    acc
 }
+
+/// A warp's accumulators: `(WM / 16) x (WN / 8)` tiles of 16 x 8.
+type Acc = [[FragC<f32, M16N8K16>; WN / 8]; WM / 16];
