@@ -8,6 +8,9 @@ eval "$(bash ci/setup.sh --env)"
 export OXIDE_REQUIRE_PTXAS=1
 # A fresh build gains nothing from incremental caches, and writing them takes time.
 export CARGO_INCREMENTAL=0
+# Cargo.toml's dev profile (no debug info) for the builds that do not read it: trybuild's and
+# the scaffold tests' own workspaces (trybuild's alone was 0.5 GB with full debug info).
+export CARGO_PROFILE_DEV_DEBUG=false CARGO_PROFILE_DEV_STRIP=debuginfo
 # Formatting as the repository's rustfmt.toml says, where the host toolchain has rustfmt.
 if cargo fmt --version >/dev/null 2>&1; then
   cargo fmt --all --check
