@@ -60,10 +60,10 @@ const REGISTERS: &[Operation] = &[
 /// target has, however new.
 const ARCH_SPECIFIC: &[Operation] = &[
     Operation { ptx: "setmaxnreg.", api: "specialize::setmaxnreg_inc / setmaxnreg_dec", sm: 90 },
-    Operation { ptx: "wgmma.mma_async", api: "wgmma::mma_async", sm: 90 },
-    Operation { ptx: "wgmma.fence", api: "wgmma::fence", sm: 90 },
+    Operation { ptx: "wgmma.mma_async", api: "wgmma::WgRunning::mma_async", sm: 90 },
+    Operation { ptx: "wgmma.fence", api: "wgmma::fence / WgAcc::start", sm: 90 },
     Operation { ptx: "wgmma.commit_group", api: "wgmma::commit_group", sm: 90 },
-    Operation { ptx: "wgmma.wait_group", api: "wgmma::wait_group", sm: 90 },
+    Operation { ptx: "wgmma.wait_group", api: "wgmma::WgRunning::commit_wait / finish", sm: 90 },
 ];
 
 /// `sm_90a` → 90.
@@ -283,10 +283,10 @@ mod tests {
         for (lowest, built) in [("sm_90", &["sm_90"][..]), ("sm_80", &["sm_80", "sm_90a"][..])] {
             let m = check(WGMMA, lowest, &archs(built)).unwrap_err().to_string();
             assert!(
-                m.contains(&format!("`wgmma::mma_async` (PTX `wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`), used by `hopper`, needs the arch-specific target sm_90a (`.arch(\"sm_90a\")`) alone, but this build also targets {lowest}")),
+                m.contains(&format!("`wgmma::WgRunning::mma_async` (PTX `wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`), used by `hopper`, needs the arch-specific target sm_90a (`.arch(\"sm_90a\")`) alone, but this build also targets {lowest}")),
                 "{m}"
             );
-            assert!(m.contains("`wgmma::fence` (PTX `wgmma.fence.sync.aligned`)"), "{m}");
+            assert!(m.contains("`wgmma::fence / WgAcc::start` (PTX `wgmma.fence.sync.aligned`)"), "{m}");
             assert!(
                 m.contains("`specialize::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`)"),
                 "{m}"

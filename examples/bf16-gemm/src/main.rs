@@ -29,12 +29,8 @@ fn main() -> ExitCode {
         // The full f64 reference of 4096^3 takes minutes: every 61st row and column then.
         let sample = if size > 1024 { 61 } else { 1 };
         for epilogue in [Epilogue::None, Epilogue::BiasGelu] {
-            let (got, ms) = run_timed(
-                gpu,
-                &p,
-                |s, p| bf16_gemm::run_gpu(s, p, epilogue),
-                |p| bf16_gemm::run_cpu(p, epilogue),
-            )?;
+            let (got, ms) =
+                run_timed(gpu, &p, |s, p| bf16_gemm::run_gpu(s, p, epilogue), |p| bf16_gemm::run_cpu(p, epilogue))?;
             let name = epilogue.kernel();
             println!("{name}: {size}^3, {ms:.1} ms including transfers");
             let worst = bf16_gemm::compare(&p, &got, sample, epilogue).map_err(differs)?;

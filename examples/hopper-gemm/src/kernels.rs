@@ -106,7 +106,7 @@ fn gemm<T: Elem, const GROUP: usize, const A_BOXES: usize>(
 
     setmaxnreg_inc::<232>();
     let part = (t / 128 - FIRST_CONSUMER) % NC;
-    let mut acc = WgAcc::<M64N256K16>::zero();
+    let mut acc = WgAcc::<M64N256K16>::zero().start();
     for kt in 0..k_tiles {
         let s = kt % STAGES;
         full.get(s).wait_parity((kt / STAGES) as u32 % 2);
@@ -114,19 +114,18 @@ fn gemm<T: Elem, const GROUP: usize, const A_BOXES: usize>(
         // asynchronous group (a branch in between, e.g. a bounds check, serialises them).
         let (ta, tb) = (NC * s + part, s);
         fence();
-        mma_async(&mut acc, ring_a.desc::<0>(ta), ring_b.desc::<0>(tb), kt > 0);
-        mma_async(&mut acc, ring_a.desc::<16>(ta), ring_b.desc::<16>(tb), true);
-        mma_async(&mut acc, ring_a.desc::<32>(ta), ring_b.desc::<32>(tb), true);
-        mma_async(&mut acc, ring_a.desc::<48>(ta), ring_b.desc::<48>(tb), true);
-        commit_group();
+        acc.mma_async(ring_a.desc::<0>(ta), ring_b.desc::<0>(tb), kt > 0);
+        acc.mma_async(ring_a.desc::<16>(ta), ring_b.desc::<16>(tb), true);
+        acc.mma_async(ring_a.desc::<32>(ta), ring_b.desc::<32>(tb), true);
+        acc.mma_async(ring_a.desc::<48>(ta), ring_b.desc::<48>(tb), true);
         // Keep this k-tile's group in flight; the previous one is done, so its stage is free.
         // (Waiting for this group and freeing its stage at once measured the same on the H200.)
-        wait_group::<1, _>(&mut acc);
+        acc.commit_wait::<1>();
         if kt > 0 && thread::lane_id() == 0 {
             empty.get((kt - 1) % STAGES).arrive();
         }
     }
-    wait_group::<0, _>(&mut acc);
+    let acc = acc.finish();
 
     for i in (0..BN / 2).step_by(2) {
         let [x, y] = T::pair_from_f32(acc.get(i), acc.get(i + 1));

@@ -29,7 +29,7 @@ macro_rules! shape {
         #[inline(always)]
         pub fn $mma(kind: u8, d: &mut [u32; $n / 2], a: u64, b: u64, scale_d: u32) {
             if kind == 0 {
-                // SAFETY: a warpgroup collective every thread of the warpgroup executes with the same descriptors (the rule on `wgmma::mma_async`), which `KMajor::desc` built from in-bounds, aligned shared memory; it writes only the accumulator registers.
+                // SAFETY: a warpgroup collective every thread of the warpgroup executes with the same descriptors (the rule on `wgmma::WgRunning::mma_async`), which `KMajor::desc` built from in-bounds, aligned shared memory; it writes only the accumulator registers.
                 unsafe {
                     asm!(
                         concat!("{{ .reg .pred %oxp; setp.ne.b32 %oxp, {s}, 0;\n\t",

@@ -5,10 +5,10 @@
 //!
 //! | operation | PTX instruction | needs |
 //! | --- | --- | --- |
-//! | [`mma_async`] on `Bf16` / `F16`, shape [`M64N64K16`], [`M64N128K16`], [`M64N256K16`] | `wgmma.mma_async.sync.aligned.m64n{64,128,256}k16.f32.{bf16,f16}.{bf16,f16}` | sm_90a |
-//! | [`fence`] | `wgmma.fence.sync.aligned` | sm_90a |
+//! | [`WgRunning::mma_async`] on `Bf16` / `F16`, shape [`M64N64K16`], [`M64N128K16`], [`M64N256K16`] | `wgmma.mma_async.sync.aligned.m64n{64,128,256}k16.f32.{bf16,f16}.{bf16,f16}` | sm_90a |
+//! | [`fence`], [`WgAcc::start`] | `wgmma.fence.sync.aligned` | sm_90a |
 //! | [`commit_group`] | `wgmma.commit_group.sync.aligned` | sm_90a |
-//! | [`wait_group`] | `wgmma.wait_group.sync.aligned N` | sm_90a |
+//! | [`WgRunning::commit_wait`], [`WgRunning::finish`] | `wgmma.commit_group.sync.aligned` + `wgmma.wait_group.sync.aligned N` | sm_90a |
 //! | [`setmaxnreg_inc`], [`setmaxnreg_dec`] (from `specialize`) | `setmaxnreg.{inc,dec}.sync.aligned.u32 N` | sm_90a |
 //! | [`fence_proxy_async`] (from `mbarrier`) | `fence.proxy.async.shared::cta` | sm_90 |
 //!
@@ -44,31 +44,57 @@
 //!
 //! `(row, col) = (16w + g + 8 * (i / 2 % 2), 8 * (i / 4) + 2q + i % 2)`
 //!
+//! While `wgmma`s run, the accumulator is a [`WgRunning<S>`], which has no way to read or
+//! write its elements: PTX leaves any other access to the registers of an unfinished
+//! `wgmma.mma_async` undefined, so the types rule it out. [`WgAcc::start`] hands an accumulator
+//! to the tensor cores (with the `wgmma.fence` its registers need after ordinary writes), and
+//! [`WgRunning::finish`] gives it back once every `wgmma` on it completed:
+//! ```
+//! use oxide_rt::device::wgmma::*;
+//! use oxide_rt::Bf16;
+//! fn dot(a: [MatDesc<Bf16>; 4], b: [MatDesc<Bf16>; 4]) -> WgAcc<M64N128K16> {
+//!     let mut run = WgAcc::zero().start();
+//!     for kk in 0..4 {
+//!         run.mma_async(a[kk], b[kk], kk > 0);
+//!     }
+//!     run.finish()
+//! }
+//! ```
+//! Reading it in between does not compile:
+//! ```compile_fail
+//! use oxide_rt::device::wgmma::*;
+//! use oxide_rt::Bf16;
+//! fn early(a: MatDesc<Bf16>, b: MatDesc<Bf16>) -> f32 {
+//!     let mut run = WgAcc::<M64N64K16>::zero().start();
+//!     run.mma_async(a, b, false);
+//!     run.get(0)
+//! }
+//! ```
 //! Operand types are in the types: both descriptors carry the element type, and the
 //! accumulator the shape, so what compiles is one PTX instruction:
 //! ```
 //! use oxide_rt::device::wgmma::*;
 //! use oxide_rt::{Bf16, F16};
-//! fn bf16(acc: &mut WgAcc<M64N128K16>, a: MatDesc<Bf16>, b: MatDesc<Bf16>) {
-//!     mma_async(acc, a, b, true)
+//! fn bf16(acc: &mut WgRunning<M64N128K16>, a: MatDesc<Bf16>, b: MatDesc<Bf16>) {
+//!     acc.mma_async(a, b, true)
 //! }
-//! fn f16(acc: &mut WgAcc<M64N256K16>, a: MatDesc<F16>, b: MatDesc<F16>) {
-//!     mma_async(acc, a, b, false)
+//! fn f16(acc: &mut WgRunning<M64N256K16>, a: MatDesc<F16>, b: MatDesc<F16>) {
+//!     acc.mma_async(a, b, false)
 //! }
 //! ```
 //! Mixed element types do not:
 //! ```compile_fail
 //! use oxide_rt::device::wgmma::*;
 //! use oxide_rt::{Bf16, F16};
-//! fn mixed(acc: &mut WgAcc<M64N128K16>, a: MatDesc<Bf16>, b: MatDesc<F16>) {
-//!     mma_async(acc, a, b, true)
+//! fn mixed(acc: &mut WgRunning<M64N128K16>, a: MatDesc<Bf16>, b: MatDesc<F16>) {
+//!     acc.mma_async(a, b, true)
 //! }
 //! ```
 //! Nor element types without a wgmma of this kind:
 //! ```compile_fail
 //! use oxide_rt::device::wgmma::*;
-//! fn float(acc: &mut WgAcc<M64N64K16>, a: MatDesc<f32>, b: MatDesc<f32>) {
-//!     mma_async(acc, a, b, true)
+//! fn float(acc: &mut WgRunning<M64N64K16>, a: MatDesc<f32>, b: MatDesc<f32>) {
+//!     acc.mma_async(a, b, true)
 //! }
 //! ```
 //! Nor a layout whose rows are not the swizzle's width:
@@ -83,14 +109,15 @@
 //! Every wgmma function is a warpgroup collective: all 128 threads of the warpgroup call it
 //! (with the same descriptors) or the result is undefined. The order within a warpgroup is:
 //! shared memory written and made visible (a barrier; after plain stores or `cp_async`, also
-//! [`fence_proxy_async`] before it, as wgmma reads through the async proxy), then [`fence`],
-//! then [`mma_async`]s, [`commit_group`], and [`wait_group`] before the accumulator is read or
-//! the shared memory the group reads is overwritten. The descriptors are bounds-checked when
+//! [`fence_proxy_async`] before it, as wgmma reads through the async proxy), then
+//! [`WgAcc::start`] (or [`fence`]), then [`WgRunning::mma_async`]s, and
+//! [`WgRunning::commit_wait`] before the shared memory the group reads is overwritten;
+//! [`WgRunning::finish`] before the accumulator is read (the types enforce this last step). The descriptors are bounds-checked when
 //! built (the slice `rows x 16` must lie in the tile, the tile in its view, the view aligned to
 //! the swizzle atom): a panic otherwise.
 //!
-//! The CPU executor does not emulate wgmma: a kernel that reaches [`mma_async`], [`fence`],
-//! [`commit_group`] or [`wait_group`] there stops with a panic naming the operation, which the
+//! The CPU executor does not emulate wgmma: a kernel that reaches [`WgRunning::mma_async`],
+//! [`fence`], [`commit_group`] or a wait there stops with a panic naming the operation, which the
 //! CPU launcher returns as `Err` — never a wrong answer. Descriptors and layouts work on both.
 
 use super::half::{Bf16, F16};
@@ -476,6 +503,16 @@ impl<S: WgShape> WgAcc<S> {
         self.regs.as_mut()[i] = v.to_bits();
     }
 
+    /// Hands the accumulator to the tensor cores: a `wgmma.fence` (its registers were last
+    /// written by ordinary code), then [`WgRunning::mma_async`]s on what this returns. A
+    /// warpgroup collective.
+    #[inline(always)]
+    #[track_caller]
+    pub fn start(self) -> WgRunning<S> {
+        fence();
+        WgRunning { regs: self.regs }
+    }
+
     /// (row, column) in the 64 x N accumulator of element `i` of thread `t` of the warpgroup
     /// (`t < 128`, e.g. `thread_rank() % 128`).
     #[inline(always)]
@@ -485,22 +522,9 @@ impl<S: WgShape> WgAcc<S> {
     }
 }
 
-/// `acc = A * B + (accumulate ? acc : 0)` for a 64 x 16 A and a 16 x N B in shared memory (PTX
-/// `wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T`, both K-major), started asynchronously: the
-/// accumulator holds the result after a [`commit_group`] and a [`wait_group`] covering it. A
-/// warpgroup collective; panics when `a` has fewer than 64 rows or `b` fewer than N.
-#[inline(always)]
-#[track_caller]
-pub fn mma_async<T: WgmmaElem, S: WgShape>(acc: &mut WgAcc<S>, a: MatDesc<T>, b: MatDesc<T>, accumulate: bool) {
-    if a.rows < 64 || (b.rows as usize) < S::N {
-        too_few_rows(a.rows, b.rows, S::N);
-    }
-    S::mma(T::KIND, &mut acc.regs, a.bits, b.bits, accumulate);
-}
-
 /// Orders this warpgroup's earlier register and shared-memory accesses before the `wgmma`s
-/// that follow (PTX `wgmma.fence.sync.aligned`): before the first [`mma_async`], and again
-/// whenever the accumulator was touched by other code in between. A warpgroup collective.
+/// that follow (PTX `wgmma.fence.sync.aligned`). [`WgAcc::start`] issues one; a main loop may
+/// issue more. A warpgroup collective.
 #[inline(always)]
 #[track_caller]
 pub fn fence() {
@@ -510,8 +534,9 @@ pub fn fence() {
     cpu_unsupported("wgmma.fence.sync.aligned");
 }
 
-/// Closes the group of this warpgroup's [`mma_async`]s issued since the last commit (PTX
-/// `wgmma.commit_group.sync.aligned`).
+/// Closes the group of this warpgroup's `mma_async`s issued since the last commit (PTX
+/// `wgmma.commit_group.sync.aligned`); [`WgRunning::commit_wait`] and [`WgRunning::finish`]
+/// commit too. A warpgroup collective.
 #[inline(always)]
 #[track_caller]
 pub fn commit_group() {
@@ -521,18 +546,53 @@ pub fn commit_group() {
     cpu_unsupported("wgmma.commit_group.sync.aligned");
 }
 
-/// Waits until at most `N` of this warpgroup's committed groups are pending (PTX
-/// `wgmma.wait_group.sync.aligned N`); `acc`, written by those groups, may then be read
-/// (`wait_group::<0>` for all). Also the point after which shared memory the finished groups
-/// read may be overwritten.
-#[inline(always)]
-#[track_caller]
-pub fn wait_group<const N: u32, S: WgShape>(acc: &mut WgAcc<S>) {
-    S::wait::<N>(&mut acc.regs);
+/// An accumulator the tensor cores may still be writing (see the [module docs](self)): `wgmma`s
+/// go on it, and [`finish`](Self::finish) gives back the [`WgAcc`] to read. Neither `Copy` nor
+/// readable, so no code can touch its registers while a `wgmma` on them runs.
+#[must_use = "an accumulator in flight is read only after `finish`"]
+pub struct WgRunning<S: WgShape> {
+    regs: S::Regs,
+}
+
+impl<S: WgShape> WgRunning<S> {
+    /// `acc = A * B + (accumulate ? acc : 0)` for a 64 x 16 A and a 16 x N B in shared memory
+    /// (PTX `wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T`, both K-major), started
+    /// asynchronously. A warpgroup collective; panics when `a` has fewer than 64 rows or `b`
+    /// fewer than N.
+    #[inline(always)]
+    #[track_caller]
+    pub fn mma_async<T: WgmmaElem>(&mut self, a: MatDesc<T>, b: MatDesc<T>, accumulate: bool) {
+        if a.rows < 64 || (b.rows as usize) < S::N {
+            too_few_rows(a.rows, b.rows, S::N);
+        }
+        S::mma(T::KIND, &mut self.regs, a.bits, b.bits, accumulate);
+    }
+
+    /// Commits the `mma_async`s issued since the last commit as one group, then waits until at
+    /// most `N` of this warpgroup's groups are pending (PTX `wgmma.commit_group` +
+    /// `wgmma.wait_group.sync.aligned N`): the shared memory the finished groups read may then
+    /// be overwritten. The accumulator stays in flight (`N = 0` too: read it after
+    /// [`finish`](Self::finish)).
+    #[inline(always)]
+    #[track_caller]
+    pub fn commit_wait<const N: u32>(&mut self) {
+        commit_group();
+        S::wait::<N>(&mut self.regs);
+    }
+
+    /// Waits for every `wgmma` of this warpgroup (PTX `wgmma.wait_group.sync.aligned 0`, after a
+    /// `commit_group` of any not yet committed) and gives the accumulator back to read.
+    #[inline(always)]
+    #[track_caller]
+    pub fn finish(mut self) -> WgAcc<S> {
+        commit_group();
+        S::wait::<0>(&mut self.regs);
+        WgAcc { regs: self.regs }
+    }
 }
 
 /// Makes this thread's earlier generic-proxy writes to shared memory (plain stores,
-/// `cp_async`) visible to the async proxy that [`mma_async`] (and TMA) read through (PTX
+/// `cp_async`) visible to the async proxy that [`WgRunning::mma_async`] (and TMA) read through (PTX
 /// `fence.proxy.async.shared::cta`, sm_90): each writer runs it before the barrier that hands
 /// the tile to the `wgmma`s. The same function as `mbarrier::fence_proxy_async`.
 pub use super::mbarrier::fence_proxy_async;

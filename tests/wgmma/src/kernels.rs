@@ -31,15 +31,13 @@ fn product<T: WgmmaElem, S: WgShape, SW: Swizzle, const N: usize>(a: &[T], b: &[
     for i in 0..WgAcc::<S>::LEN {
         acc.set(i, 1.0e30);
     }
-    fence();
+    let mut run = acc.start();
     for kk in 0..K / 16 {
         let da = KMajor::<T, SW, A_ROWS, K>::desc(sa, 64, kk * 16);
         let db = KMajor::<T, SW, N, K>::desc(sb, 0, kk * 16);
-        mma_async(&mut acc, da, db, kk > 0);
+        run.mma_async(da, db, kk > 0);
     }
-    commit_group();
-    wait_group::<0, S>(&mut acc);
-    acc
+    run.finish()
 }
 
 macro_rules! kernels {
