@@ -202,6 +202,12 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             static #meta: [u32; 2] = [#max, #min];
         }
     });
+    // `cluster(x, y, z)`: every thread meets the others at a cluster barrier after the body (early
+    // returns included), so no block exits while another may still reach its shared memory.
+    let call_body = match &k.cluster {
+        Some(_) => quote! { #call_body; ::oxide_rt::__private::cluster_exit(); },
+        None => call_body,
+    };
     // `cluster(x, y, z)`: `.reqnctapercluster` through a meta record, as `block(..)` above.
     let cluster_meta = k.cluster.as_ref().map(|c| {
         let meta = format_ident!("__oxide_cluster_{}", export);

@@ -18,10 +18,27 @@
 //! # The rules
 //! 1. Every thread of every block of the cluster reaches each [`sync`] (or [`arrive`] then
 //!    [`wait`]), as with [`sync_threads`](super::sync::sync_threads).
-//! 2. Another block's shared memory is only valid while that block runs: finish with a
-//!    [`sync`] after the last remote access, so no block exits while others still read it.
-//! 3. A write to another block's shared memory and an access to it by that block are ordered
-//!    only by a cluster barrier between them ([`sync`] is release/acquire).
+//! 2. A write to another block's shared memory and an access to it by that block are ordered
+//!    only by a cluster barrier between them ([`sync`] is release/acquire); without one it is a
+//!    data race and the value read is unspecified, as in a block's own shared memory.
+//!
+//! Two rules of CUDA's are kept by oxide instead of by the program, since breaking them is
+//! undefined behaviour rather than a wrong value:
+//! * Another block's shared memory may be touched only once that block has started:
+//!   [`map_shared`] takes a [`ClusterStarted`], which only a completed cluster barrier
+//!   ([`sync`] or [`wait`]) hands out.
+//! * It may be touched only while that block runs: a `#[kernel(cluster(..))]` kernel ends with
+//!   a cluster barrier that every thread reaches on its way out (after the body returns, early
+//!   returns too), so no block exits while another can still reach its memory. (A thread that
+//!   panics exits at once; the launch then fails with the panic.)
+//!
+//! ```compile_fail
+//! use oxide_rt::device::*;
+//! // No barrier, no `ClusterStarted`: the next block may not have started.
+//! fn peek(mine: SharedSlice<u32>) -> u32 {
+//!     cluster::map_shared(mine, 1).get(0)
+//! }
+//! ```
 //!
 //! On the CPU executor every block is a cluster of one (the values above follow; [`sync`] is a
 //! block barrier, [`map_shared`] of rank 0 is the block's own memory), and launchers of kernels
@@ -80,27 +97,35 @@ pub fn arrive() {
     imp::cluster_arrive()
 }
 
-/// Waits until every thread of the cluster has arrived (`barrier.cluster.wait.acquire`).
+/// Waits until every thread of the cluster has arrived (`barrier.cluster.wait.acquire`);
+/// every block of the cluster has then started.
 #[inline(always)]
 #[track_caller]
-pub fn wait() {
-    imp::cluster_wait()
+pub fn wait() -> ClusterStarted {
+    imp::cluster_wait();
+    ClusterStarted(())
 }
 
 /// [`arrive`] then [`wait`]: a barrier of every thread of every block of the cluster.
 #[inline(always)]
 #[track_caller]
-pub fn sync() {
+pub fn sync() -> ClusterStarted {
     arrive();
-    wait();
+    wait()
 }
+
+/// What a completed cluster barrier proves: every block of this thread's cluster has started,
+/// so its shared memory may be reached ([`map_shared`]). Only [`sync`] and [`wait`] make one.
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterStarted(());
 
 /// `local`, the same shared array in the block of rank `rank` of this cluster (`mapa`): each
 /// block of a cluster runs the same kernel, so its array sits at the same offset there.
-/// Panics when `rank >= nctarank()`.
+/// `started` (from a [`sync`]) shows that block has started. Panics when `rank >= nctarank()`.
 #[inline(always)]
 #[track_caller]
-pub fn map_shared<T: SharedElem>(local: SharedSlice<T>, rank: u32) -> RemoteShared<T> {
+pub fn map_shared<T: SharedElem>(local: SharedSlice<T>, rank: u32, started: ClusterStarted) -> RemoteShared<T> {
+    let ClusterStarted(()) = started;
     let n = nctarank();
     if rank >= n {
         no_such_rank(rank, n);
@@ -144,7 +169,7 @@ impl<T: SharedElem> RemoteShared<T> {
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
-        // SAFETY: in bounds of the remote copy of the array, which lives while its block runs (rule 2); a plain load, races being the program's responsibility (rule 3), and any bit pattern a valid `T` (`SharedElem`).
+        // SAFETY: in bounds of the remote copy of the array; that block has started (`ClusterStarted`) and has not exited (the kernel's exit barrier, see the module docs); a plain load, races being the program's responsibility (rule 2), and any bit pattern a valid `T` (`SharedElem`).
         unsafe { self.ptr.add(i).read() }
     }
 

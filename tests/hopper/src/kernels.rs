@@ -238,10 +238,10 @@ pub fn cluster_dsmem(mut out: DisjointRows<u32>) {
     let t = thread::thread_idx().x as usize;
     let b = thread::block_idx().x;
     mine.set(t, b * 1000 + t as u32);
-    cluster::sync();
+    let started = cluster::sync();
     let next = (cluster::ctarank() + 1) % cluster::nctarank();
-    let read = cluster::map_shared(mine, next).get(t);
-    cluster::map_shared(inbox, next).set(t, b * 1000 + t as u32 + 7);
+    let read = cluster::map_shared(mine, next, started).get(t);
+    cluster::map_shared(inbox, next, started).set(t, b * 1000 + t as u32 + 7);
     cluster::sync();
     let got = inbox.get(t);
     write_row(&mut out, read, got);
@@ -256,11 +256,11 @@ pub fn cluster_solo(mut out: DisjointRows<u32>) {
     let t = thread::thread_idx().x as usize;
     let b = thread::block_idx().x;
     mine.set(t, b * 1000 + t as u32);
-    cluster::sync();
+    let started = cluster::sync();
     let next = (cluster::ctarank() + 1) % cluster::nctarank();
-    let read = cluster::map_shared(mine, next).get((t + 1) % CLUSTER_THREADS);
+    let read = cluster::map_shared(mine, next, started).get((t + 1) % CLUSTER_THREADS);
     cluster::sync();
-    cluster::map_shared(inbox, next).set(t, read + 7);
+    cluster::map_shared(inbox, next, started).set(t, read + 7);
     cluster::sync();
     let got = inbox.get(t);
     write_row(&mut out, read, got);
