@@ -58,8 +58,6 @@ fn gemm<T: Elem, const GROUP: usize, const A_BOXES: usize>(
 ) {
     const NC: usize = CONSUMERS;
     const A_TILES: usize = CONSUMERS * STAGES;
-    let full = mbarriers!(STAGES);
-    let empty = mbarriers!(STAGES);
     let smem = aligned(dynamic_shared::<T>(), 1024);
     // Uniform over the launch: no thread reaches a barrier.
     if smem.len() < STAGES * (NC * A_TILE + B_TILE) {
@@ -68,8 +66,8 @@ fn gemm<T: Elem, const GROUP: usize, const A_BOXES: usize>(
     let (sa, sb) = smem.split_at(A_TILES * A_TILE);
     let ring_a = LayoutA::<T>::ring::<A_TILES>(sa);
     let ring_b = LayoutB::<T>::ring::<STAGES>(sb);
-    full.init_async(1);
-    empty.init_async(4 * NC as u32);
+    let full = mbarriers!(STAGES).init_async(1);
+    let empty = mbarriers!(STAGES).init_async(4 * NC as u32);
     let t = thread::thread_rank() as usize;
     let (row0, col0) = c.origin();
     let k_tiles = (k as usize).div_ceil(BK);

@@ -59,7 +59,7 @@ fn with_barrier<R>(bar: *mut u64, what: &str, f: impl FnOnce(&mut Barrier) -> R)
         match state.barriers.get_mut(&(bar as usize)) {
             Some(b) => f(b),
             None => panic!(
-                "`{what}` at {site} on an mbarrier that was never initialised; call `Mbarriers::init` (every thread) first"
+                "`{what}` at {site} on an mbarrier that was never initialised; declare it with `mbarriers!(n).init(count)` (every thread)"
             ),
         }
     })

@@ -2,7 +2,7 @@
 //! of TMA copies ([`tma`](super::tma)) and of producer/consumer pipelines.
 //!
 //! An mbarrier is a 64-bit object in shared memory that counts two things in its current
-//! *phase*: arrivals still expected (set by [`init`](Mbarriers::init)) and bytes of asynchronous
+//! *phase*: arrivals still expected (set by [`init`](UninitMbarriers::init)) and bytes of asynchronous
 //! transactions still expected ([`Mbarrier::arrive_expect_tx`], decremented by the copies that
 //! complete on it). When both reach zero the phase completes, its parity flips, and the counts
 //! are re-armed for the next phase. Waiting names the parity of the phase waited for: phase 0,
@@ -11,8 +11,8 @@
 //!
 //! | operation | PTX instruction | needs |
 //! | --- | --- | --- |
-//! | [`mbarriers!`](crate::mbarriers) + [`Mbarriers::init`] | `mbarrier.init.shared::cta.b64` (thread 0), `barrier.sync` | sm_80 |
-//! | [`Mbarriers::init_async`] | as `init`, then `fence.mbarrier_init.release.cluster` | sm_90 |
+//! | [`mbarriers!`](crate::mbarriers) + [`UninitMbarriers::init`] | `mbarrier.init.shared::cta.b64` (thread 0), `barrier.sync` | sm_80 |
+//! | [`UninitMbarriers::init_async`] | as `init`, then `fence.mbarrier_init.release.cluster` | sm_90 |
 //! | [`Mbarrier::arrive`] | `mbarrier.arrive.shared.b64` | sm_80 |
 //! | [`Mbarrier::arrive_expect_tx`] | `mbarrier.arrive.expect_tx.shared::cta.b64` | sm_90 |
 //! | [`Mbarrier::expect_tx`] | `mbarrier.expect_tx.relaxed.cta.shared::cta.b64` | sm_90 |
@@ -26,16 +26,25 @@
 //!
 //! # The rules
 //! The object lives in shared memory and is reachable only through these handles (no plain
-//! loads or stores touch it), so the counts cannot be corrupted by safe code. What the program
-//! must do itself, as in CUDA:
-//! 1. Initialise before use: every thread of the block calls [`Mbarriers::init`] (a block
-//!    barrier, like [`sync_threads`](super::sync::sync_threads)) before any other operation.
-//! 2. Expect what arrives: a phase completes only after exactly `count` arrivals and all
+//! loads or stores touch it), so the counts cannot be corrupted by safe code. Nor can it be
+//! used before it is initialised (undefined in PTX): [`mbarriers!`](crate::mbarriers) gives an
+//! [`UninitMbarriers`], and only its [`init`](UninitMbarriers::init) (which every thread of the
+//! block calls: it ends with a block barrier, like [`sync_threads`](super::sync::sync_threads))
+//! gives the [`Mbarriers`] that every other operation needs:
+//! ```compile_fail
+//! use oxide_rt::device::*;
+//! fn early() {
+//!     let bars = oxide_rt::mbarriers!(1);
+//!     bars.get(0).arrive(); // not initialised: no `get` on `UninitMbarriers`
+//! }
+//! ```
+//! What the program must do itself, as in CUDA:
+//! 1. Expect what arrives: a phase completes only after exactly `count` arrivals and all
 //!    announced bytes; waiting for a phase that never completes hangs on the GPU (the CPU
 //!    executor reports the deadlock: which threads wait on which barrier).
-//! 3. Wait before reading what a TMA copy wrote; data written by the async proxy is visible to
+//! 2. Wait before reading what a TMA copy wrote; data written by the async proxy is visible to
 //!    the threads that observed the phase complete.
-//! 4. Before a TMA store ([`tma`](super::tma)) reads shared memory that threads wrote, call
+//! 3. Before a TMA store ([`tma`](super::tma)) reads shared memory that threads wrote, call
 //!    [`fence_proxy_async`] (threads' writes are in the generic proxy, TMA reads in the async one).
 //!
 //! On the CPU executor the barriers are emulated (counts, transaction bytes, phases); a thread
@@ -47,9 +56,8 @@
 //! (the consumers' arrivals) per stage; round `k` uses stage `k % S` and waits for phase
 //! `k / S` of it (`tests/hopper`'s `tma_pipeline` runs this on the GPU):
 //! ```ignore
-//! let (full, empty) = (mbarriers!(S), mbarriers!(S));
-//! full.init_async(1);
-//! empty.init_async(CONSUMERS);
+//! let full = mbarriers!(S).init_async(1);
+//! let empty = mbarriers!(S).init_async(CONSUMERS);
 //! if producer {
 //!     for k in 0..tiles {
 //!         let s = k % S;
@@ -79,7 +87,14 @@ use super::nvptx_hopper as imp;
 /// The largest arrival count of one phase (PTX: 2^20 - 1).
 pub const MAX_ARRIVALS: u32 = (1 << 20) - 1;
 
-/// `N` mbarriers in shared memory, declared with [`mbarriers!`](crate::mbarriers). `Copy`; each
+/// `N` mbarriers in shared memory as [`mbarriers!`](crate::mbarriers) declares them, not yet
+/// initialised: [`init`](Self::init) or [`init_async`](Self::init_async) turns them into
+/// [`Mbarriers`]. Neither `Copy` nor `Clone`, so each declaration is initialised once.
+pub struct UninitMbarriers {
+    slots: SharedSlice<u64>,
+}
+
+/// `N` initialised mbarriers in shared memory, from [`UninitMbarriers::init`]. `Copy`; each
 /// barrier is reached through [`get`](Self::get).
 #[derive(Clone, Copy)]
 pub struct Mbarriers {
@@ -92,16 +107,57 @@ pub struct Mbarrier {
     slot: SharedSlice<u64>,
 }
 
-impl Mbarriers {
+impl UninitMbarriers {
     /// # Safety
     /// `slots` is a shared array that nothing but this handle accesses (what `mbarriers!`
     /// declares).
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn __from_shared(slots: SharedSlice<u64>) -> Self {
-        Mbarriers { slots }
+        UninitMbarriers { slots }
     }
 
+    /// Initialises every barrier to expect `count` arrivals per phase: thread 0 of the block
+    /// writes them (`mbarrier.init`), then the whole block meets at a barrier, so every thread
+    /// must call it (as [`sync_threads`](super::sync::sync_threads)). Panics when `count` is 0
+    /// or above [`MAX_ARRIVALS`].
+    #[inline(always)]
+    #[track_caller]
+    pub fn init(self, count: u32) -> Mbarriers {
+        self.init_with(count, false)
+    }
+
+    /// As [`init`](Self::init), then `fence.mbarrier_init.release.cluster` (sm_90) before the
+    /// block barrier, so TMA copies and other blocks of a cluster see the initialised barriers.
+    /// Use this form for barriers that TMA copies complete on.
+    #[inline(always)]
+    #[track_caller]
+    pub fn init_async(self, count: u32) -> Mbarriers {
+        self.init_with(count, true)
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn init_with(self, count: u32, fence: bool) -> Mbarriers {
+        if count == 0 || count > MAX_ARRIVALS {
+            bad_count(count);
+        }
+        if super::thread::thread_idx() == super::Dim3::new(0, 0, 0) {
+            for i in 0..self.slots.len() {
+                let (p, _) = self.slots.range_ptr(i, 1);
+                // SAFETY: `p` is an in-bounds, 8-byte aligned slot of this block's barrier array, which only these handles touch.
+                unsafe { imp::mbarrier_init(p, count) };
+            }
+            if fence {
+                fence_mbarrier_init();
+            }
+        }
+        super::sync::sync_threads();
+        Mbarriers { slots: self.slots }
+    }
+}
+
+impl Mbarriers {
     /// How many barriers there are.
     #[inline(always)]
     pub fn len(self) -> usize {
@@ -123,44 +179,6 @@ impl Mbarriers {
         }
         let (_, rest) = self.slots.split_at(i);
         Mbarrier { slot: rest.split_at(1).0 }
-    }
-
-    /// Initialises every barrier to expect `count` arrivals per phase: thread 0 of the block
-    /// writes them (`mbarrier.init`), then the whole block meets at a barrier, so every thread
-    /// must call it (as [`sync_threads`](super::sync::sync_threads)). Panics when `count` is 0
-    /// or above [`MAX_ARRIVALS`].
-    #[inline(always)]
-    #[track_caller]
-    pub fn init(self, count: u32) {
-        self.init_with(count, false)
-    }
-
-    /// As [`init`](Self::init), then `fence.mbarrier_init.release.cluster` (sm_90) before the
-    /// block barrier, so TMA copies and other blocks of a cluster see the initialised barriers.
-    /// Use this form for barriers that TMA copies complete on.
-    #[inline(always)]
-    #[track_caller]
-    pub fn init_async(self, count: u32) {
-        self.init_with(count, true)
-    }
-
-    #[inline(always)]
-    #[track_caller]
-    fn init_with(self, count: u32, fence: bool) {
-        if count == 0 || count > MAX_ARRIVALS {
-            bad_count(count);
-        }
-        if super::thread::thread_idx() == super::Dim3::new(0, 0, 0) {
-            for i in 0..self.len() {
-                let (p, _) = self.slots.range_ptr(i, 1);
-                // SAFETY: `p` is an in-bounds, 8-byte aligned slot of this block's barrier array, which only these handles touch.
-                unsafe { imp::mbarrier_init(p, count) };
-            }
-            if fence {
-                fence_mbarrier_init();
-            }
-        }
-        super::sync::sync_threads();
     }
 }
 
@@ -232,7 +250,7 @@ impl Mbarrier {
 }
 
 /// `fence.mbarrier_init.release.cluster` (sm_90): makes this thread's `mbarrier.init`s visible
-/// to the async proxy and to the other blocks of the cluster ([`Mbarriers::init_async`] calls it).
+/// to the async proxy and to the other blocks of the cluster ([`UninitMbarriers::init_async`] calls it).
 #[inline(always)]
 pub fn fence_mbarrier_init() {
     imp::fence_mbarrier_init()
@@ -260,14 +278,15 @@ fn bad_count(count: u32) -> ! {
     panic!("an mbarrier expects 1..={MAX_ARRIVALS} arrivals per phase, not {count}")
 }
 
-/// Declares `N` mbarriers in shared memory (8-byte aligned) and returns their [`Mbarriers`]
-/// handle, like `shared_array!`: each use of the macro is one array per block. Initialise them
-/// with [`Mbarriers::init`] (every thread) before use.
+/// Declares `N` mbarriers in shared memory (8-byte aligned) and returns them not yet
+/// initialised, as an [`UninitMbarriers`](crate::device::mbarrier::UninitMbarriers), like
+/// `shared_array!`: each use of the macro is one array per block. Its `init` or `init_async`
+/// (every thread) gives the [`Mbarriers`](crate::device::mbarrier::Mbarriers) to use.
 #[macro_export]
 macro_rules! mbarriers {
     ($n:expr) => {{
         let __oxide_slots = $crate::shared_array!(u64, $n);
         // SAFETY: a fresh shared array of this macro's call site that only the returned handle reaches.
-        unsafe { $crate::device::mbarrier::Mbarriers::__from_shared(__oxide_slots) }
+        unsafe { $crate::device::mbarrier::UninitMbarriers::__from_shared(__oxide_slots) }
     }};
 }

@@ -19,8 +19,7 @@
 //! #[kernel(block(128))]
 //! pub fn tile_sum(a: TensorMap<f32, 2>, mut out: DisjointSlice<f32>) {
 //!     let tile = shared_array!(align(128) f32, 64 * 32);
-//!     let bars = mbarriers!(1);
-//!     bars.init_async(1);
+//!     let bars = mbarriers!(1).init_async(1);
 //!     let b = thread::block_idx();
 //!     if thread::thread_idx().x == 0 {
 //!         bars.get(0).arrive_expect_tx(a.box_bytes());

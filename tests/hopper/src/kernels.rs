@@ -22,8 +22,7 @@ pub const TILE: usize = 2048;
 #[kernel(block(128))]
 pub fn mbar_rounds(mut out: DisjointChunks<u32, ROUNDS>) {
     let buf = shared_array!(u32, STAGES * THREADS);
-    let bars = mbarriers!(STAGES);
-    bars.init(THREADS as u32);
+    let bars = mbarriers!(STAGES).init(THREADS as u32);
     let t = thread::thread_idx().x as usize;
     let b = thread::block_idx().x;
     let mut got = [0u32; ROUNDS];
@@ -43,8 +42,7 @@ pub fn mbar_rounds(mut out: DisjointChunks<u32, ROUNDS>) {
 /// threads. (CPU executor only: on a GPU it hangs.)
 #[kernel(block(128))]
 pub fn mbar_never(mut out: DisjointSlice<u32>) {
-    let bars = mbarriers!(1);
-    bars.init(THREADS as u32 + 1);
+    let bars = mbarriers!(1).init(THREADS as u32 + 1);
     bars.get(0).arrive();
     bars.get(0).wait_parity(0);
     if let Some(o) = out.get_mut(thread::index()) {
@@ -56,8 +54,7 @@ pub fn mbar_never(mut out: DisjointSlice<u32>) {
 /// the phase completes only when they match (a hang otherwise: CPU executor only).
 #[kernel(block(32))]
 pub fn mbar_tx_pending(bytes: u32, delivered: u32, mut out: DisjointSlice<u32>) {
-    let bars = mbarriers!(1);
-    bars.init(1);
+    let bars = mbarriers!(1).init(1);
     if thread::thread_idx().x == 0 {
         bars.get(0).arrive_expect_tx(bytes);
         if delivered > 0 {
@@ -74,8 +71,7 @@ pub fn mbar_tx_pending(bytes: u32, delivered: u32, mut out: DisjointSlice<u32>) 
 #[inline(always)]
 fn load_box<const D: usize>(map: TensorMap<u32, D>, coords: &[i32], out: &mut DisjointRows<u32>) {
     let tile = shared_array!(align(1024) u32, TILE);
-    let bars = mbarriers!(1);
-    bars.init_async(1);
+    let bars = mbarriers!(1).init_async(1);
     let b = thread::block_idx().x as usize;
     if thread::thread_idx().x == 0 {
         let c: [i32; D] = core::array::from_fn(|i| coords[b * D + i]);
@@ -119,8 +115,7 @@ pub fn tma_load_5d(map: TensorMap<u32, 5>, coords: &[i32], mut out: DisjointRows
 #[kernel(block(128))]
 pub fn tma_load_u16(map: TensorMap<u16, 2>, coords: &[i32], mut out: DisjointRows<u16>) {
     let tile = shared_array!(align(1024) u16, TILE);
-    let bars = mbarriers!(1);
-    bars.init_async(1);
+    let bars = mbarriers!(1).init_async(1);
     let b = thread::block_idx().x as usize;
     if thread::thread_idx().x == 0 {
         bars.get(0).arrive_expect_tx(map.box_bytes());
@@ -140,8 +135,7 @@ pub fn tma_load_u16(map: TensorMap<u16, 2>, coords: &[i32], mut out: DisjointRow
 #[kernel(block(128))]
 pub fn tma_store_2d(src: TensorMap<u32, 2>, dst: TensorMap<u32, 2>, coords: &[i32], mut out: DisjointRows<u32>) {
     let tile = shared_array!(align(128) u32, TILE);
-    let bars = mbarriers!(1);
-    bars.init_async(1);
+    let bars = mbarriers!(1).init_async(1);
     let b = thread::block_idx().x as usize;
     let t = thread::thread_idx().x as usize;
     let c = [coords[2 * b], coords[2 * b + 1]];
@@ -334,10 +328,8 @@ pub const PIPE_SHARED: u32 = (PIPE_STAGES as u32) * PIPE_BOX * PIPE_BOX * 4 + 10
 pub fn tma_pipeline(map: TensorMap<u32, 2>, tiles: u32, mut out: DisjointSlice<u32>) {
     let smem = dynamic_shared_aligned::<u32, 1024>();
     let stage = |s: usize| smem.split_at(s * (PIPE_BOX * PIPE_BOX) as usize).1;
-    let full = mbarriers!(PIPE_STAGES);
-    let empty = mbarriers!(PIPE_STAGES);
-    full.init_async(1);
-    empty.init_async(CONSUMERS as u32);
+    let full = mbarriers!(PIPE_STAGES).init_async(1);
+    let empty = mbarriers!(PIPE_STAGES).init_async(CONSUMERS as u32);
     let t = thread::thread_idx().x as usize;
     let base = (thread::block_idx().x * tiles * PIPE_BOX) as i32;
     let mut sum = 0u32;
