@@ -59,7 +59,7 @@ const REGISTERS: &[Operation] = &[
 /// Operations of the arch-specific targets only (`sm_90a`: `sm` with an `a`), which no plain
 /// target has, however new.
 const ARCH_SPECIFIC: &[Operation] = &[
-    Operation { ptx: "setmaxnreg.", api: "specialize::setmaxnreg_inc / setmaxnreg_dec", sm: 90 },
+    Operation { ptx: "setmaxnreg.", api: "specialize::warpgroup_registers (setmaxnreg_inc / setmaxnreg_dec)", sm: 90 },
     Operation { ptx: "wgmma.mma_async", api: "wgmma::WgRunning::mma_async", sm: 90 },
     Operation { ptx: "wgmma.fence", api: "wgmma::fence / WgAcc::start", sm: 90 },
     Operation { ptx: "wgmma.commit_group", api: "wgmma::commit_group", sm: 90 },
@@ -259,7 +259,7 @@ mod tests {
         let m90 = check(CLUSTER, "sm_90", &archs(&["sm_90"])).unwrap_err().to_string();
         assert!(!m90.contains("needs sm_90 or newer"), "{m90}");
         assert!(
-            m90.contains("`specialize::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`), used by `dsmem`, needs the arch-specific target sm_90a"),
+            m90.contains("`specialize::warpgroup_registers (setmaxnreg_inc / setmaxnreg_dec)` (PTX `setmaxnreg.inc.sync.aligned.u32`), used by `dsmem`, needs the arch-specific target sm_90a"),
             "{m90}"
         );
         assert!(m90.contains("fix: build this module for `.arch(\"sm_90a\")` alone"), "{m90}");
@@ -288,7 +288,7 @@ mod tests {
             );
             assert!(m.contains("`wgmma::fence / WgAcc::start` (PTX `wgmma.fence.sync.aligned`)"), "{m}");
             assert!(
-                m.contains("`specialize::setmaxnreg_inc / setmaxnreg_dec` (PTX `setmaxnreg.inc.sync.aligned.u32`)"),
+                m.contains("`specialize::warpgroup_registers (setmaxnreg_inc / setmaxnreg_dec)` (PTX `setmaxnreg.inc.sync.aligned.u32`)"),
                 "{m}"
             );
             assert!(m.contains("fix: build this module for `.arch(\"sm_90a\")` alone"), "{m}");

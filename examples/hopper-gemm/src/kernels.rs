@@ -47,8 +47,8 @@ impl Elem for F16 {}
 /// a stage, multiply it (four `wgmma.m64n256k16` each, one group) while the next stages load,
 /// and — once their group of the previous k-tile has finished — release that stage on its
 /// `empty` barrier (one arrival per warp), which the producer waits for before refilling it.
-/// `setmaxnreg` moves registers from the producer to the consumers, which hold 128
-/// accumulators each.
+/// `warpgroup_registers` (`setmaxnreg`) moves registers from the producer to the consumers,
+/// which hold 128 accumulators each.
 #[inline(always)]
 fn gemm<T: Elem, const GROUP: usize, const A_BOXES: usize>(
     a: TensorMap<T, 2>,
@@ -72,8 +72,7 @@ fn gemm<T: Elem, const GROUP: usize, const A_BOXES: usize>(
     let (row0, col0) = c.origin();
     let k_tiles = (k as usize).div_ceil(BK);
 
-    if t / 128 < FIRST_CONSUMER {
-        setmaxnreg_dec::<40>();
+    let Role::Consumer(consumer) = warpgroup_registers::<{ FIRST_CONSUMER as u32 }, 40, 232>() else {
         if t == 0 {
             let bytes = A_BOXES as u32 * a.box_bytes() + bt.box_bytes();
             for kt in 0..k_tiles {
@@ -100,10 +99,9 @@ fn gemm<T: Elem, const GROUP: usize, const A_BOXES: usize>(
             }
         }
         return;
-    }
+    };
 
-    setmaxnreg_inc::<232>();
-    let part = (t / 128 - FIRST_CONSUMER) % NC;
+    let part = consumer as usize % NC;
     let mut acc = WgAcc::<M64N256K16>::zero().start();
     for kt in 0..k_tiles {
         let s = kt % STAGES;

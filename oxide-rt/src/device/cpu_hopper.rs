@@ -228,4 +228,13 @@ pub(crate) fn elect_sync() -> bool {
     ballot.trailing_zeros() == super::cpu::lane_id()
 }
 
-pub(crate) fn setmaxnreg<const N: u32, const INC: bool>() {}
+/// The executor has no named barriers: a block barrier that ANDs the predicates (every thread of
+/// the block calls `warpgroup_registers` at once, as the kernels that use it do).
+#[track_caller]
+pub(crate) fn warpgroup_all(_wg: u32, pred: bool) -> bool {
+    super::sync::sync_threads_and(pred)
+}
+
+/// # Safety
+/// None on the executor (it has no register file to move); `unsafe` as on the GPU.
+pub(crate) unsafe fn setmaxnreg<const N: u32, const INC: bool>() {}

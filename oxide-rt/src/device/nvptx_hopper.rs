@@ -284,9 +284,30 @@ pub fn elect_sync() -> bool {
     e != 0
 }
 
+/// A barrier of the 128 threads of warpgroup `wg` (`barrier.red.and.pred` on named barrier
+/// `1 + wg`) that ANDs their predicates.
 #[inline(always)]
-pub fn setmaxnreg<const N: u32, const INC: bool>() {
-    // SAFETY: a warpgroup collective on the register file (the rule on `specialize::setmaxnreg_inc`); `N` is checked by the caller.
+pub fn warpgroup_all(wg: u32, pred: bool) -> bool {
+    let r: u32;
+    // SAFETY: a named barrier (1..=8: a block has at most 8 warpgroups, and barrier 0 is `sync_threads`') of the 128 threads of one warpgroup, which all reach it (the rule on `specialize::warpgroup_registers`); the braces scope the temporary predicates.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %oxp, %oxq; setp.ne.u32 %oxp, {p}, 0; barrier.red.and.pred %oxq, {id}, 128, %oxp; selp.u32 {r}, 1, 0, %oxq; }}",
+            id = in(reg32) 1 + wg,
+            p = in(reg32) pred as u32,
+            r = out(reg32) r,
+            options(nostack)
+        );
+    }
+    r != 0
+}
+
+/// # Safety
+/// The rule on `specialize::setmaxnreg_inc`: every thread of the warpgroup executes this same
+/// call, its warps whole, with a warpgroup barrier since the last `setmaxnreg`.
+#[inline(always)]
+pub unsafe fn setmaxnreg<const N: u32, const INC: bool>() {
+    // SAFETY: the caller keeps the warpgroup rule (this function's contract); `N` is checked by the caller.
     unsafe {
         if INC {
             asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack))

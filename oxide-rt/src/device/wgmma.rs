@@ -9,7 +9,7 @@
 //! | [`fence`], [`WgAcc::start`] | `wgmma.fence.sync.aligned` | sm_90a |
 //! | [`commit_group`] | `wgmma.commit_group.sync.aligned` | sm_90a |
 //! | [`WgRunning::commit_wait`], [`WgRunning::finish`] | `wgmma.commit_group.sync.aligned` + `wgmma.wait_group.sync.aligned N` | sm_90a |
-//! | [`setmaxnreg_inc`], [`setmaxnreg_dec`] (from `specialize`) | `setmaxnreg.{inc,dec}.sync.aligned.u32 N` | sm_90a |
+//! | [`warpgroup_registers`] (from `specialize`; the raw `setmaxnreg_inc`/`_dec` are `unsafe`) | `setmaxnreg.{inc,dec}.sync.aligned.u32 N` | sm_90a |
 //! | [`fence_proxy_async`] (from `mbarrier`) | `fence.proxy.async.shared::cta` | sm_90 |
 //!
 //! The `a` ("arch-specific") target is needed: build with `.arch("sm_90a")` (and no other
@@ -597,9 +597,9 @@ impl<S: WgShape> WgRunning<S> {
 /// the tile to the `wgmma`s. The same function as `mbarrier::fence_proxy_async`.
 pub use super::mbarrier::fence_proxy_async;
 
-/// Register budgets for warp-specialised kernels (`setmaxnreg`, sm_90a): the same functions as
+/// Register budgets for warp-specialised kernels (`setmaxnreg`, sm_90a): the same items as
 /// [`specialize`](super::specialize)'s.
-pub use super::specialize::{setmaxnreg_dec, setmaxnreg_inc};
+pub use super::specialize::{setmaxnreg_dec, setmaxnreg_inc, warpgroup_registers, Role};
 
 // ---------------------------------------------------------------------------------------------
 // Output of wgmma accumulators

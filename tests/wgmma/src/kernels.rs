@@ -116,3 +116,21 @@ pub fn bad_descriptor(case: u32, mut out: DisjointSlice<u32>) {
         *o = d.bits() as u32;
     }
 }
+
+/// Each thread writes the role `warpgroup_registers` gives it (one producer warpgroup):
+/// `1000 + i` for producer `i`, `2000 + c` for consumer `c`. With `short_warp`, the upper half
+/// of warp 0 returns first, so warpgroup 0 reaches it with a warp missing lanes and must panic
+/// (all of it, before any `setmaxnreg`).
+#[kernel]
+pub fn warpgroup_roles(short_warp: u32, mut out: DisjointSlice<u32>) {
+    if short_warp != 0 && thread::thread_rank() < 32 && thread::lane_id() >= 16 {
+        return;
+    }
+    let code = match warpgroup_registers::<1, 40, 232>() {
+        Role::Producer(i) => 1000 + i,
+        Role::Consumer(c) => 2000 + c,
+    };
+    if let Some(o) = out.get_mut(thread::index()) {
+        *o = code;
+    }
+}

@@ -37,3 +37,21 @@ fn impossible_descriptors_are_errors_naming_the_rule() {
         assert!(e.contains(want), "case {case}: {e}");
     }
 }
+
+/// Warp specialisation's register split: roles by warpgroup on the executor (where
+/// `setmaxnreg` itself does nothing), and a block that is not whole warpgroups refused.
+#[test]
+fn warpgroup_registers_gives_each_warpgroup_its_role() {
+    let mut out = vec![0u32; 384];
+    kernels::cpu_warpgroup_roles_with(LaunchConfig::new(1, 384), 0, &mut out).unwrap();
+    for (t, v) in out.iter().enumerate() {
+        let want = match t / 128 {
+            0 => 1000,
+            wg => 2000 + wg as u32 - 1,
+        };
+        assert_eq!(*v, want, "thread {t}");
+    }
+    let mut out = vec![0u32; 192];
+    let e = kernels::cpu_warpgroup_roles_with(LaunchConfig::new(1, 192), 0, &mut out).unwrap_err().to_string();
+    assert!(e.contains("a block of 192 threads is not a whole number of 128-thread warpgroups"), "{e}");
+}

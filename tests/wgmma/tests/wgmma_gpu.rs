@@ -66,3 +66,31 @@ tests! {
     f16_m64n128k16: F16, 128, launch_wgmma_f16_n128_with;
     f16_m64n256k16: F16, 256, launch_wgmma_f16_n256_with;
 }
+
+/// `warpgroup_registers` on the GPU: producer warpgroup 0 and consumers 0 and 1 (registers
+/// really move: 40 for the producer, 232 for the consumers); then a warp missing lanes is a
+/// panic of its warpgroup, returned as `Err`, before any `setmaxnreg` runs.
+#[test]
+fn gpu_warpgroup_registers_roles_and_short_warps() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let mut out = s.alloc_zeros::<u32>(384).unwrap();
+    kernels::launch_warpgroup_roles_with(s, LaunchConfig::new(1, 384), 0, &mut out).unwrap();
+    synchronize(s).unwrap();
+    let got = s.clone_dtoh(&out).unwrap();
+    for (t, v) in got.iter().enumerate() {
+        let want = if t < 128 { 1000 } else { 2000 + (t / 128 - 1) as u32 };
+        assert_eq!(*v, want, "thread {t}");
+    }
+    kernels::launch_warpgroup_roles_with(s, LaunchConfig::new(1, 384), 1, &mut out).unwrap();
+    match synchronize(s).unwrap_err() {
+        oxide_rt::Error::KernelPanic { kernel, location, message } => {
+            assert_eq!(kernel, "warpgroup_roles");
+            assert!(location.as_deref().unwrap_or_default().contains("kernels.rs"), "{location:?}");
+            if cfg!(debug_assertions) {
+                assert!(message.contains("warpgroup 0 reached it with a warp missing lanes"), "{message}");
+            }
+        }
+        other => panic!("expected Error::KernelPanic, got {other:?}"),
+    }
+}
