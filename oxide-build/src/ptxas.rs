@@ -169,6 +169,9 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Checked, Error> {
                 k.resources = Some(r.clone());
             }
         }
+        checked
+            .warnings
+            .extend(performance_advisories(&report.log).into_iter().map(|a| format!("ptxas on {arch}: {a}")));
     }
     checked.kernels = kernels;
     checked.validated = true;
@@ -267,6 +270,22 @@ pub(crate) fn validate(ptxas: &Path, ptx: &Path, arch: &str, module: &str, cubin
     Ok(Report { resources: parse_verbose(&stderr), command, log: stderr.into_owned() })
 }
 
+/// ptxas's "Potential Performance Loss" notes (e.g. `setmaxnreg` ignored, `wgmma`s serialised),
+/// which it prints as `info` although the code it made is slower than the source asked for.
+/// Each note once, in ptxas's order.
+pub(crate) fn performance_advisories(log: &str) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for (head, rest) in log.lines().filter_map(|line| line.split_once("Potential Performance Loss:")) {
+        let code = head.split('(').nth(1).and_then(|c| c.split(')').next()).unwrap_or_default();
+        let note = format!("potential performance loss: {}", rest.trim());
+        let note = if code.is_empty() { note } else { format!("{note} ({code})") };
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    notes
+}
+
 /// Parses `ptxas -v` output:
 /// ```text
 /// ptxas info    : Compiling entry function 'saxpy' for 'sm_90'
@@ -349,6 +368,19 @@ mod tests {
         assert!(cache(&format!("ptx {CACHE_ENTRIES}")).get(&copy).is_some());
         assert_eq!(std::fs::read_dir(dir.path().join("cache/sm_90"))?.count(), CACHE_ENTRIES);
         Ok(())
+    }
+
+    #[test]
+    fn performance_advisories_are_kept_and_other_info_lines_are_not() {
+        let log = "ptxas info    : (C7507) Potential Performance Loss: 'setmaxnreg' ignored to maintain minimum register requirements.\n\
+                   ptxas info    : (C7507) Potential Performance Loss: 'setmaxnreg' ignored to maintain minimum register requirements.\n\
+                   ptxas info    : (C7519) warpgroup.arrive is injected in around line 609 by compiler to allow use of registers in GMMA in function 'k'\n\
+                   ptxas info    : Used 168 registers, used 1 barriers\n";
+        assert_eq!(
+            performance_advisories(log),
+            ["potential performance loss: 'setmaxnreg' ignored to maintain minimum register requirements. (C7507)"]
+        );
+        assert!(performance_advisories("ptxas info    : Used 10 registers\n").is_empty());
     }
 
     #[test]

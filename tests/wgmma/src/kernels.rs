@@ -120,8 +120,10 @@ pub fn bad_descriptor(case: u32, mut out: DisjointSlice<u32>) {
 /// Each thread writes the role `warpgroup_registers` gives it (one producer warpgroup):
 /// `1000 + i` for producer `i`, `2000 + c` for consumer `c`. With `short_warp`, the upper half
 /// of warp 0 returns first, so warpgroup 0 reaches it with a warp missing lanes and must panic
-/// (all of it, before any `setmaxnreg`).
-#[kernel]
+/// (all of it, before any `setmaxnreg`). `launch_bounds` gives ptxas the register count at
+/// entry, without which it ignores `setmaxnreg` (as it does in builds whose panics format
+/// messages, a call it cannot see across: the roles hold either way).
+#[kernel(launch_bounds(384, 1))]
 pub fn warpgroup_roles(short_warp: u32, mut out: DisjointSlice<u32>) {
     if short_warp != 0 && thread::thread_rank() < 32 && thread::lane_id() >= 16 {
         return;

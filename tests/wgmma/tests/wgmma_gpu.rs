@@ -67,9 +67,8 @@ tests! {
     f16_m64n256k16: F16, 256, launch_wgmma_f16_n256_with;
 }
 
-/// `warpgroup_registers` on the GPU: producer warpgroup 0 and consumers 0 and 1 (registers
-/// really move: 40 for the producer, 232 for the consumers); then a warp missing lanes is a
-/// panic of its warpgroup, returned as `Err`, before any `setmaxnreg` runs.
+/// `warpgroup_registers` on the GPU: producer warpgroup 0 and consumers 0 and 1; then a warp
+/// missing lanes is a panic of its warpgroup, returned as `Err`, before any `setmaxnreg` runs.
 #[test]
 fn gpu_warpgroup_registers_roles_and_short_warps() {
     let Some(g) = gpu() else { return };
