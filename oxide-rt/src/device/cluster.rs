@@ -162,6 +162,20 @@ impl<T: SharedElem> RemoteShared<T> {
         self.len == 0
     }
 
+    /// Tells the CPU executor's checks about an access of element `i` (on the executor the
+    /// array is the block's own); nothing on the GPU.
+    #[inline(always)]
+    #[track_caller]
+    fn track(self, i: usize, access: super::shared::Access) {
+        #[cfg(not(target_arch = "nvptx64"))]
+        if super::backend::shared_block().1 {
+            let at = self.ptr.wrapping_add(i) as *const u8;
+            super::backend::shared_access(at, core::mem::size_of::<T>(), access, core::panic::Location::caller());
+        }
+        #[cfg(target_arch = "nvptx64")]
+        let _ = (i, access);
+    }
+
     /// The element at `i`. Panics when `i >= len`.
     #[inline(always)]
     #[track_caller]
@@ -169,6 +183,7 @@ impl<T: SharedElem> RemoteShared<T> {
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
+        self.track(i, super::shared::Access::Read);
         // SAFETY: in bounds of the remote copy of the array; that block has started (`ClusterStarted`) and has not exited (the kernel's exit barrier, see the module docs); a plain load, races being the program's responsibility (rule 2), and any bit pattern a valid `T` (`SharedElem`).
         unsafe { self.ptr.add(i).read() }
     }
@@ -180,6 +195,7 @@ impl<T: SharedElem> RemoteShared<T> {
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
+        self.track(i, super::shared::Access::Write);
         // SAFETY: as in `get`; a plain store.
         unsafe { self.ptr.add(i).write(v) }
     }

@@ -16,6 +16,11 @@
 //! can go unreported (two threads writing different bytes of one word leave only the last
 //! write), but every report is a real unordered pair of accesses to one byte. Accesses through
 //! raw pointers (`as_ptr`) are not seen.
+//!
+//! The shadow also keeps which bytes of each word were ever written in the block, so a read of
+//! a byte no thread of the block has written is reported too (shared memory starts with
+//! whatever the previous block left: the value read is garbage). Atomic read-modify-writes
+//! count as writes here: an atomic add to a never-written counter goes unreported.
 
 use crate::device::cpu::Site;
 pub(crate) use crate::device::shared::Access;
@@ -57,9 +62,11 @@ const EMPTY: Stamp = Stamp { thread: NOBODY, atomic: false, bytes: 0, epoch: 0, 
 struct Shadow {
     write: Stamp,
     reads: [Stamp; 2],
+    /// The bytes of the word written so far in this block (bit `i`: byte `i`).
+    written: u8,
 }
 
-const CLEAN: Shadow = Shadow { write: EMPTY, reads: [EMPTY; 2] };
+const CLEAN: Shadow = Shadow { write: EMPTY, reads: [EMPTY; 2], written: 0 };
 
 /// One shared allocation of a block (a `shared_array!` or the dynamic window) and its shadow.
 struct Region {
@@ -141,8 +148,12 @@ impl Races {
                     let read = *read;
                     return Err(report("write-after-read", region, word, &read, "read", &now, access, by.block_dim));
                 }
-                *cell = Shadow { write: now, reads: [EMPTY; 2] };
+                *cell = Shadow { write: now, reads: [EMPTY; 2], written: cell.written | now.bytes };
             } else {
+                let missing = now.bytes & !cell.written;
+                if missing != 0 {
+                    return Err(never_written(region, word, missing, &now, by.block_dim));
+                }
                 // Reads before the current epoch are ordered before every later access: forget
                 // them. Keep this thread's latest read and one of another thread.
                 for r in &mut cell.reads {
@@ -229,6 +240,22 @@ fn report(
         if earlier.thread / 32 == now.thread / 32 { " nor a sync_warp of their warp" } else { "" },
     );
     (CpuCheck::SharedRace, report)
+}
+
+/// The report of a read of bytes (`missing`, of word `word`) that no thread of the block wrote.
+fn never_written(region: &Region, word: usize, missing: u8, now: &Stamp, block: Dim3) -> (CpuCheck, String) {
+    let what = match region.declared {
+        Some(site) => format!("the shared array declared at {site}"),
+        None => "the dynamic shared memory".to_string(),
+    };
+    let byte = word * WORD + missing.trailing_zeros() as usize;
+    let at = now.site.map_or_else(|| "an unknown line".to_string(), |l| l.to_string());
+    let report = format!(
+        "read of byte {byte} of {what}, which no thread of this block has written: {} reads it at {at}; shared \
+         memory starts with garbage in every block, so write each element (and sync_threads) before reading it",
+        thread(block, now.thread),
+    );
+    (CpuCheck::UninitShared, report)
 }
 
 fn thread(block: Dim3, linear: u16) -> String {

@@ -55,6 +55,9 @@ pub enum CpuCheck {
     /// no barrier between them (racecheck's read-after-write, write-after-read and
     /// write-after-write hazards).
     SharedRace,
+    /// A thread read shared memory that no thread of its block had written (it holds whatever
+    /// the previous block left).
+    UninitShared,
     /// A simulated thread ran out of stack (deep recursion, a huge local array).
     StackOverflow,
     /// A thread kept polling memory that nothing changed for longer than the watchdog allows.
@@ -67,6 +70,7 @@ impl fmt::Display for CpuCheck {
             CpuCheck::BarrierDivergence => "barrier divergence",
             CpuCheck::WarpLane => "warp lane misuse",
             CpuCheck::SharedRace => "shared-memory data race",
+            CpuCheck::UninitShared => "read of never-written shared memory",
             CpuCheck::StackOverflow => "stack overflow",
             CpuCheck::Watchdog => "no progress (watchdog)",
         })

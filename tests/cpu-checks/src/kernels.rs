@@ -6,16 +6,36 @@ use oxide_rt::device::*;
 
 pub const TILE: usize = 64;
 
-/// Every thread stores its input in shared memory and reads its neighbour's with no barrier in
-/// between: a read-after-write (or write-after-read) race.
+/// Every thread clears its element of a tile; after a barrier it stores its input there and
+/// reads its neighbour's with no barrier in between: a read-after-write (or write-after-read)
+/// race.
 #[kernel]
 pub fn racy_neighbour(x: &[u32], mut out: DisjointSlice<u32>) {
     let tile = shared_array!(u32, TILE);
     let t = thread::thread_idx().x as usize;
     let i = thread::index();
+    tile.set(t, 0);
+    sync_threads();
     tile.set(t, x.get(i.get()).copied().unwrap_or(0));
     // Missing: sync_threads();
     let v = tile.get((t + 1) % TILE);
+    if let Some(o) = out.get_mut(i) {
+        *o = v;
+    }
+}
+
+/// Only the first half of the block fills the tile, then every thread reads its mirror element
+/// after a barrier: the second half of the tile was never written (garbage on the GPU).
+#[kernel]
+pub fn half_filled_tile(x: &[u32], mut out: DisjointSlice<u32>) {
+    let tile = shared_array!(u32, TILE);
+    let t = thread::thread_idx().x as usize;
+    let i = thread::index();
+    if t < TILE / 2 {
+        tile.set(t, x.get(i.get()).copied().unwrap_or(0));
+    }
+    sync_threads();
+    let v = tile.get(TILE - 1 - t);
     if let Some(o) = out.get_mut(i) {
         *o = v;
     }

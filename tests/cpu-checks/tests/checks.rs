@@ -34,12 +34,28 @@ fn a_race_in_shared_memory() {
     assert!(report.contains("write-after-read hazard on byte 4 of the shared array declared at"), "{report}");
     assert!(report.contains(&kernel_line("let tile = shared_array!(u32, TILE);")), "{report}");
     assert!(report.contains(&format!("thread (0,0,0) read it at tests/cpu-checks/{}", kernel_line("tile.get((t + 1)"))));
-    assert!(report.contains(&format!("thread (1,0,0) writes it at tests/cpu-checks/{}", kernel_line("tile.set(t,"))));
-    assert!(report.contains("with no sync_threads between them (barrier epoch 0)"), "{report}");
+    assert!(
+        report.contains(&format!("thread (1,0,0) writes it at tests/cpu-checks/{}", kernel_line("tile.set(t, x.get")))
+    );
+    assert!(report.contains("with no sync_threads between them (barrier epoch 1)"), "{report}");
     // With the barrier: no report, and the right values.
     kernels::cpu_synced_neighbour(2u32, 64u32, &x, &mut out).unwrap();
     let want: Vec<u32> = (0..128).map(|i| i / 64 * 64 + (i + 1) % 64).collect();
     assert_eq!(out, want);
+}
+
+#[test]
+fn a_read_of_shared_memory_nobody_wrote() {
+    let x: Vec<u32> = (0..64).collect();
+    let mut out = vec![0u32; 64];
+    let r = kernels::cpu_half_filled_tile(1u32, 64u32, &x, &mut out);
+    let report = report(r, "half_filled_tile", CpuCheck::UninitShared);
+    // Thread 0 reads element 63 first: bytes 252.. of the tile.
+    assert!(report.contains("read of byte 252 of the shared array declared at"), "{report}");
+    assert!(report.contains(&kernel_line_after("fn half_filled_tile", "shared_array!(u32, TILE)")), "{report}");
+    let read = kernel_line_after("fn half_filled_tile", "tile.get(TILE - 1 - t)");
+    assert!(report.contains(&format!("thread (0,0,0) reads it at tests/cpu-checks/{read}")), "{report}");
+    assert!(report.contains("which no thread of this block has written"), "{report}");
 }
 
 #[test]

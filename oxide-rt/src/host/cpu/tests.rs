@@ -727,11 +727,14 @@ fn shared_memory_races_are_reported() {
     use crate::CpuCheck::SharedRace;
     static A: u8 = 0;
     let n = 64usize;
-    // Each thread writes its element, then reads its neighbour's with no barrier between.
-    let (write, read) = (line!() + 4, line!() + 5);
+    // Each thread fills its element; after a barrier it writes it again and reads its
+    // neighbour's, with no barrier between.
+    let (write, read) = (line!() + 6, line!() + 7);
     let kernel = || {
         let s = shared_slice(&A, n);
         let t = tid() as usize;
+        s.set(t, 0);
+        dev::sync_threads();
         s.set(t, t as u32);
         std::hint::black_box(s.get((t + 1) % n));
     };
@@ -745,10 +748,19 @@ fn shared_memory_races_are_reported() {
     );
     assert!(report.contains(&format!("thread (0,0,0) read it at {}:{read}:", file!())), "{report}");
     assert!(report.contains(&format!("thread (1,0,0) writes it at {}:{write}:", file!())), "{report}");
-    assert!(report.contains("with no sync_threads between them (barrier epoch 0) nor a sync_warp"), "{report}");
-    // The same in plain-loop mode (a kernel without barriers).
-    let report = expect_check(cpu_launch(&plain(), LaunchConfig::new(1, n as u32), kernel), SharedRace);
-    assert!(report.contains("write-after-read hazard on byte 4"), "{report}");
+    assert!(report.contains("with no sync_threads between them (barrier epoch 1) nor a sync_warp"), "{report}");
+    // Without the first fill and barrier (plain-loop mode: a kernel without barriers), thread 0
+    // reads element 1 before anyone wrote it: that is reported first.
+    let report = expect_check(
+        cpu_launch(&plain(), LaunchConfig::new(1, n as u32), || {
+            let s = shared_slice(&A, n);
+            let t = tid() as usize;
+            s.set(t, t as u32);
+            std::hint::black_box(s.get((t + 1) % n));
+        }),
+        crate::CpuCheck::UninitShared,
+    );
+    assert!(report.contains("read of byte 4 of the shared array declared at "), "{report}");
 
     // A barrier between the write and the read: no race, and the values are right.
     let o = out(n);
@@ -958,9 +970,68 @@ fn bytes_of_one_word_owned_by_different_threads_do_not_race() {
     let r = cpu_launch(&fibers(), LaunchConfig::new(1, 64), || {
         let s = __static_shared::<u8>(&D, 64);
         let t = tid() as usize;
+        s.set(t, 0);
+        crate::device::sync_threads();
         s.set(t, t as u8);
         std::hint::black_box(s.get(t ^ 1));
     });
     let report = expect_check(r, crate::CpuCheck::SharedRace);
     assert!(report.contains("write-after-read hazard on byte 1 of"), "{report}");
+}
+
+#[test]
+fn reads_of_never_written_shared_memory_are_reported() {
+    use crate::device::shared::__static_shared;
+    use crate::CpuCheck::UninitShared;
+    static E: u8 = 0;
+    static F: u8 = 0;
+    // A read before any thread of the block wrote: the report names the byte, the array, the
+    // thread and the line.
+    let read = line!() + 3;
+    let report = expect_check(
+        cpu_launch(&fibers(), LaunchConfig::new(1, 32), || {
+            std::hint::black_box(shared_slice(&E, 32).get(5));
+        }),
+        UninitShared,
+    );
+    assert!(report.contains("read of byte 20 of the shared array declared at "), "{report}");
+    assert!(report.contains(&format!("thread (0,0,0) reads it at {}:{read}:", file!())), "{report}");
+    // Bytes, not words: two of a word's four bytes written, then the word read as a whole.
+    let report = expect_check(
+        cpu_launch(&fibers(), LaunchConfig::new(1, 2), || {
+            let bytes = __static_shared::<u8>(&F, 4);
+            bytes.set(tid() as usize, 1);
+            crate::device::sync_threads();
+            std::hint::black_box(shared_slice(&F, 1).get(0));
+        }),
+        UninitShared,
+    );
+    assert!(report.contains("read of byte 2 of"), "{report}");
+    // Each block starts afresh: block 1 does not read what block 0 wrote.
+    let report = expect_check(
+        cpu_launch(&fibers(), LaunchConfig::new(2, 32), || {
+            let s = shared_slice(&E, 32);
+            if dev::block_idx().x == 0 {
+                s.set(tid() as usize, 1);
+            }
+            dev::sync_threads();
+            std::hint::black_box(s.get(tid() as usize));
+        }),
+        UninitShared,
+    );
+    assert!(report.starts_with("in block (1,0,0), read of byte 0"), "{report}");
+    // Written, a barrier, read by another thread: fine; checks off: not looked at.
+    let o = out(32);
+    cpu_launch(&fibers(), LaunchConfig::new(2, 32), || {
+        let s = shared_slice(&E, 32);
+        s.set(tid() as usize, tid());
+        dev::sync_threads();
+        o[tid() as usize].store(s.get(31 - tid() as usize), Relaxed);
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(values(&o), (0..32).rev().collect::<Vec<_>>());
+    super::launch(&fibers(), LaunchConfig::new(1, 32), unchecked(), || {
+        std::hint::black_box(shared_slice(&E, 32).get(5));
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
 }
