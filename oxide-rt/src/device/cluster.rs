@@ -44,7 +44,7 @@
 //! block barrier, [`map_shared`] of rank 0 is the block's own memory), and launchers of kernels
 //! with `cluster(..)` return `Err`: the executor does not run blocks of a cluster together.
 
-use super::shared::{SharedElem, SharedSlice};
+use super::shared::{block_checked, track_access, Access, SharedElem, SharedSlice};
 use crate::dim::Dim3;
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -166,14 +166,9 @@ impl<T: SharedElem> RemoteShared<T> {
     /// array is the block's own); nothing on the GPU.
     #[inline(always)]
     #[track_caller]
-    fn track(self, i: usize, access: super::shared::Access) {
-        #[cfg(not(target_arch = "nvptx64"))]
-        if super::backend::shared_block().1 {
-            let at = self.ptr.wrapping_add(i) as *const u8;
-            super::backend::shared_access(at, core::mem::size_of::<T>(), access, core::panic::Location::caller());
-        }
-        #[cfg(target_arch = "nvptx64")]
-        let _ = (i, access);
+    fn track(self, i: usize, access: Access) {
+        let at = self.ptr.wrapping_add(i) as *const u8;
+        track_access(block_checked(), at, core::mem::size_of::<T>(), access);
     }
 
     /// The element at `i`. Panics when `i >= len`.
@@ -183,7 +178,7 @@ impl<T: SharedElem> RemoteShared<T> {
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
-        self.track(i, super::shared::Access::Read);
+        self.track(i, Access::Read);
         // SAFETY: in bounds of the remote copy of the array; that block has started (`ClusterStarted`) and has not exited (the kernel's exit barrier, see the module docs); a plain load, races being the program's responsibility (rule 2), and any bit pattern a valid `T` (`SharedElem`).
         unsafe { self.ptr.add(i).read() }
     }
@@ -195,7 +190,7 @@ impl<T: SharedElem> RemoteShared<T> {
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
-        self.track(i, super::shared::Access::Write);
+        self.track(i, Access::Write);
         // SAFETY: as in `get`; a plain store.
         unsafe { self.ptr.add(i).write(v) }
     }

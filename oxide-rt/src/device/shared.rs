@@ -49,6 +49,29 @@ pub unsafe trait SharedElem: Copy {}
 // field by field by the derive), so any bytes shared memory holds read back as a valid value.
 unsafe impl<T: KernelArg + Copy> SharedElem for T {}
 
+/// Whether the CPU executor checks the running block's shared-memory accesses (never on the
+/// GPU).
+#[inline(always)]
+pub(crate) fn block_checked() -> bool {
+    #[cfg(not(target_arch = "nvptx64"))]
+    return backend::shared_block().1;
+    #[cfg(target_arch = "nvptx64")]
+    false
+}
+
+/// Tells the CPU executor's checks about an access of `bytes` bytes at `at` when `checked`
+/// (nothing on the GPU).
+#[inline(always)]
+#[track_caller]
+pub(crate) fn track_access(checked: bool, at: *const u8, bytes: usize, access: Access) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    if checked {
+        backend::shared_access(at, bytes, access, core::panic::Location::caller());
+    }
+    #[cfg(target_arch = "nvptx64")]
+    let _ = (checked, at, bytes, access);
+}
+
 /// A view of `len` elements of shared memory. `Copy`: hand it to helpers freely.
 ///
 /// A view is only good inside the block that made it. On the GPU it cannot leave the kernel in
@@ -118,10 +141,7 @@ impl<T: SharedElem> SharedSlice<T> {
     /// accessors that skip [`check_live`](Self::check_live)).
     #[inline(always)]
     fn checked() -> bool {
-        #[cfg(not(target_arch = "nvptx64"))]
-        return backend::shared_block().1;
-        #[cfg(target_arch = "nvptx64")]
-        false
+        block_checked()
     }
 
     /// Tells the CPU executor's race check about an access of element `i` when `checked`
@@ -129,17 +149,7 @@ impl<T: SharedElem> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     fn track(self, checked: bool, i: usize, access: Access) {
-        #[cfg(not(target_arch = "nvptx64"))]
-        if checked {
-            backend::shared_access(
-                self.ptr.wrapping_add(i) as *const u8,
-                core::mem::size_of::<T>(),
-                access,
-                core::panic::Location::caller(),
-            );
-        }
-        #[cfg(target_arch = "nvptx64")]
-        let _ = (checked, i, access);
+        track_access(checked, self.ptr.wrapping_add(i) as *const u8, core::mem::size_of::<T>(), access);
     }
 
     /// The address of elements `i..i + n` for an operation that accesses them as a whole
