@@ -5,22 +5,22 @@ use bf16_gemm::{compare, problem, reference_at, run_cpu, Epilogue};
 
 const SHAPES: [(usize, usize, usize); 4] = [(128, 128, 32), (200, 136, 72), (17, 8, 8), (130, 264, 168)];
 
-#[test]
-fn cpu_matches_reference() {
+fn matches_reference(epilogue: Epilogue) {
     for (m, n, k) in SHAPES {
         let p = problem((m * n + k) as u64, m, n, k);
-        let got = run_cpu(&p, Epilogue::None).unwrap();
-        compare(&p, &got, 1, Epilogue::None).unwrap_or_else(|e| panic!("{m} x {n} x {k}: {e}"));
+        let got = run_cpu(&p, epilogue).unwrap();
+        compare(&p, &got, 1, epilogue).unwrap_or_else(|e| panic!("{epilogue:?} {m} x {n} x {k}: {e}"));
     }
 }
 
 #[test]
+fn cpu_matches_reference() {
+    matches_reference(Epilogue::None);
+}
+
+#[test]
 fn cpu_bias_gelu_matches_reference() {
-    for (m, n, k) in SHAPES {
-        let p = problem((m * n + k) as u64, m, n, k);
-        let got = run_cpu(&p, Epilogue::BiasGelu).unwrap();
-        compare(&p, &got, 1, Epilogue::BiasGelu).unwrap_or_else(|e| panic!("{m} x {n} x {k}: {e}"));
-    }
+    matches_reference(Epilogue::BiasGelu);
 }
 
 /// The fused reference is not the plain one: the bias and GELU both change the numbers, on
