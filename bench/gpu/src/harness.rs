@@ -14,6 +14,11 @@ pub struct Bench {
     pub twins: PathBuf,
     pub warmup: usize,
     pub iters: usize,
+    /// Runs of `f` between one pair of events (`--batch N`, default 1): with more than one, the
+    /// host's work for the next launch overlaps the GPU's run of the last, so the time per run is
+    /// the kernels' own, without the host-side launch cost the GPU waits for after the first
+    /// event (oxide's launchers check every buffer; the twins' bare launches do not).
+    pub batch: usize,
     /// The suite's kernels as oxide launches them (its sm_90 cubin), for register counts.
     pub suite: OnceLock<Arc<CudaModule>>,
 }
@@ -30,10 +35,12 @@ impl Bench {
         for _ in 0..self.iters {
             let (start, end) = (self.ctx.new_event(flags)?, self.ctx.new_event(flags)?);
             start.record(&self.stream)?;
-            f()?;
+            for _ in 0..self.batch {
+                f()?;
+            }
             end.record(&self.stream)?;
             end.synchronize()?;
-            samples.push(start.elapsed_ms(&end)? as f64);
+            samples.push(start.elapsed_ms(&end)? as f64 / self.batch as f64);
         }
         samples.sort_by(|a, b| a.total_cmp(b));
         Ok(samples[samples.len() / 2])

@@ -1,4 +1,4 @@
-//! `oxide-bench-gpu --twins <dir> [--csv <file>] [--only <kernel>,..]`: every example kernel and
+//! `oxide-bench-gpu --twins <dir> [--csv <file>] [--only <kernel>,..] [--batch N]`: every example kernel and
 //! every kernel of the frozen suite (`bench/suite`) against its CUDA C++ twin (nvcc -O3
 //! -arch=sm_90, PTX in `<dir>`), timed the same way, plus
 //! the device-to-device copy ceiling of the same run. `bench/gpu/run.sh` does it all.
@@ -23,7 +23,7 @@ fn run() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let twins = opt("--twins")
-        .ok_or("usage: oxide-bench-gpu --twins <dir of nvcc PTX> [--csv file] [--only kernel,kernel..]")?;
+        .ok_or("usage: oxide-bench-gpu --twins <dir of nvcc PTX> [--csv file] [--only kernel,kernel..] [--batch N]")?;
     let gpu = oxide_rt::host::Gpu::new(0)?;
     let bench = Bench {
         ctx: gpu.ctx.clone(),
@@ -31,6 +31,10 @@ fn run() -> Res<()> {
         twins: twins.into(),
         warmup: 5,
         iters: 51,
+        batch: match opt("--batch") {
+            Some(n) => n.parse().ok().filter(|&n| n > 0).ok_or(format!("--batch {n}: expected a count above 0"))?,
+            None => 1,
+        },
         suite: Default::default(),
     };
     println!("GPU: {}", gpu.describe());
