@@ -57,8 +57,6 @@ if [ "${2:-}" != "--no-bench" ]; then
   step bash -c "set -o pipefail; bash bench/gpu/bf16_gemm.sh '$BIN/bf16-gemm' | tee '$OUT/bf16-gemm-vs-cublas.csv'"
   # The Hopper wgmma GEMM (bf16 and f16) against cuBLAS (PyTorch), 4096^3 and 8192^3, with the ratio.
   step bash -c "set -o pipefail; bash bench/gpu/hopper_gemm.sh '$BIN/hopper-gemm' | tee '$OUT/hopper-gemm-vs-cublas.csv'"
-  # Its tuning variant (A in one 128-row TMA box) against the default, both checked.
-  step bash -c "set -o pipefail; OXIDE_BACKEND=cuda '$BIN/hopper-gemm' variants | tee '$OUT/hopper-gemm-variants.csv'"
 fi
 echo; echo "gpu-check status: $status"
 exit $status

@@ -142,7 +142,7 @@ pub fn upload<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<(OnGp
     Ok((g, stream.alloc_zeros(p.m * p.n).map_err(err("allocating C"))?))
 }
 
-/// The TMA maps of A (boxes of 64 rows) and B transposed (boxes of 256 rows), 64 columns wide
+/// The TMA maps of A (boxes of 128 rows) and B transposed (boxes of 256 rows), 64 columns wide
 /// with 128-byte swizzle: what the kernel's shared-memory layouts expect.
 pub fn maps<'a, T: Elem>(
     p: &Problem<T>,
@@ -162,20 +162,6 @@ pub fn launch<T: Elem>(
     c: &mut CudaSlice<T>,
 ) -> Result<(), oxide_rt::Error> {
     T::launch(stream, config(p.m, p.n), a, bt, p.k as u32, Slice2d::new(c, p.n))
-}
-
-/// The tuning variant of the bf16 kernel (`hopper-gemm variants`): A in one 128-row box.
-pub fn launch_a1(
-    stream: &Arc<CudaStream>,
-    p: &Problem<Bf16>,
-    g: &OnGpu<Bf16>,
-    c: &mut CudaSlice<Bf16>,
-) -> Result<(), oxide_rt::Error> {
-    let desc = |rows: usize, box_rows: usize| {
-        TensorMapDesc::row_major([p.k as u64, rows as u64], [BK as u32, box_rows as u32]).swizzle(Swizzle::B128)
-    };
-    let (a, bt) = (TensorMap::new(&g.a, desc(p.m, BM))?, TensorMap::new(&g.bt, desc(p.n, BN))?);
-    kernels::launch_hopper_gemm_bf16_a1_with(stream, config(p.m, p.n), &a, &bt, p.k as u32, Slice2d::new(c, p.n))
 }
 
 pub fn run_gpu<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<Vec<T>, oxide_rt::Error> {

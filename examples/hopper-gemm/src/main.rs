@@ -19,9 +19,6 @@ fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("bench") {
         return run_main(|_, gpu| bench(gpu.ok_or("bench needs a GPU (OXIDE_BACKEND=cuda)")?));
     }
-    if std::env::args().nth(1).as_deref() == Some("variants") {
-        return run_main(|_, gpu| variants(gpu.ok_or("variants needs a GPU (OXIDE_BACKEND=cuda)")?));
-    }
     run_main(|_, gpu| {
         let gpu =
             gpu.ok_or("hopper-gemm needs an sm_90 GPU (H100 / H200): the CPU executor runs neither TMA nor wgmma")?;
@@ -57,34 +54,6 @@ fn bench(gpu: &Gpu) -> Result<(), Box<dyn Error>> {
     for size in sizes {
         bench_one::<Bf16>(gpu, size)?;
         bench_one::<F16>(gpu, size)?;
-    }
-    Ok(())
-}
-
-/// The default bf16 kernel and its tuning variant (A in one 128-row box), each checked
-/// (sampled; a wrong one is an error after its line) and timed like `bench`:
-/// `variant a_one_box=<bool>,size,ms,tflops,ok|WRONG`.
-fn variants(gpu: &Gpu) -> Result<(), Box<dyn Error>> {
-    let s = &gpu.stream;
-    for size in [4096usize, 8192] {
-        let p = hopper_gemm::problem::<Bf16>(7, size, size, size);
-        let (g, mut c) = hopper_gemm::upload(s, &p)?;
-        let maps = hopper_gemm::maps(&p, &g)?;
-        for one in [false, true] {
-            let ms = if one {
-                time(gpu, || hopper_gemm::launch_a1(s, &p, &g, &mut c))?
-            } else {
-                time(gpu, || hopper_gemm::launch(s, &p, &maps, &mut c))?
-            };
-            let tflops = 2.0 * (size as f64).powi(3) / (ms * 1e-3) / 1e12;
-            let got = s.clone_dtoh(&c)?;
-            let checked = hopper_gemm::compare(&p, &got, 509);
-            println!(
-                "variant a_one_box={one},{size},{ms:.4},{tflops:.1},{}",
-                if checked.is_ok() { "ok" } else { "WRONG" }
-            );
-            checked.map_err(|e| format!("variant a_one_box={one} at {size}^3: {}", differs(e)))?;
-        }
     }
     Ok(())
 }
