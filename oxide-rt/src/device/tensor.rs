@@ -86,9 +86,14 @@
 //!
 //! # The rules
 //! [`mma_sync`] and the `ldmatrix` functions are warp collectives: all 32 lanes of the warp
-//! must call the same one (CUDA's `.sync.aligned`); a warp with exited or missing lanes
-//! (blocks whose size is not a multiple of 32) is undefined on the GPU and a panic on the CPU
-//! executor. Shared-memory addresses come from [`SharedSlice`] views and are bounds-checked;
+//! must call the same one (CUDA's `.sync.aligned`). A call from a warp with exited, missing
+//! (blocks whose size is not a multiple of 32) or diverged lanes is refused, on the GPU too,
+//! where PTX leaves the instruction undefined: each runs under an `activemask` test (a vote
+//! and a compare). On the CPU executor the call panics; on the GPU the instruction is skipped,
+//! its result left undefined, and the launch is reported as a panic (`Error::KernelPanic`
+//! naming the collective and its line) when it ends. The report is deferred so that the test
+//! needs no branch: one per collective would split a GEMM's inner loop into a basic block per
+//! `mma_sync` and cost it a quarter of its speed. Shared-memory addresses come from [`SharedSlice`] views and are bounds-checked;
 //! `ldmatrix` rows must be 16-byte aligned, and [`cp_async`] needs its destination and source
 //! aligned to the copy's size (a panic otherwise). A `cp_async` destination holds its data only
 //! after the issuing thread's [`cp_async_wait`] covering it; other threads see it after a
@@ -269,7 +274,7 @@ macro_rules! mma_impl {
             #[track_caller]
             fn mma(a: [u32; 4], b: [u32; 2], c: [u32; 4]) -> [u32; 4] {
                 #[cfg(target_arch = "nvptx64")]
-                return imp::mma::<{ MmaKind::$kind as u8 }>(a, b, c);
+                return imp::mma::<{ MmaKind::$kind as u8 }>(a, b, c, partial_warp_code(0));
                 #[cfg(not(target_arch = "nvptx64"))]
                 return emulate::<$t, $shape>(a, b, c);
             }
@@ -310,6 +315,16 @@ fn set_elem<T: MmaElem>(regs: &mut [u32], i: usize, v: T) {
     let mask = if T::BITS == 32 { u32::MAX } else { (1u32 << T::BITS) - 1 };
     let r = &mut regs[i / per];
     *r = (*r & !(mask << shift)) | ((v.to_bits() & mask) << shift);
+}
+
+/// What a GPU launch reports when collective `op` (0: `mma.sync`, 1: `ldmatrix`) at the
+/// caller's line runs with part of its warp (see the [module rules](self)).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+#[track_caller]
+fn partial_warp_code(op: usize) -> u64 {
+    let loc = core::panic::Location::caller();
+    super::panic_record::partial_warp_code(op, loc.line(), loc.column())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -529,6 +544,9 @@ fn ldmatrix<T: Elem16, const N: usize, const TRANS: bool>(src: SharedSlice<T>, r
     if (ptr as usize) % 16 != 0 {
         misaligned("ldmatrix row", 16);
     }
+    #[cfg(target_arch = "nvptx64")]
+    return imp::ldmatrix::<N, TRANS>(ptr as *const u8, checked, partial_warp_code(1));
+    #[cfg(not(target_arch = "nvptx64"))]
     imp::ldmatrix::<N, TRANS>(ptr as *const u8, checked)
 }
 

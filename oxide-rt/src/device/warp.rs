@@ -131,6 +131,32 @@ pub fn active_mask() -> u32 {
     backend::active_mask()
 }
 
+/// Panics (at the caller's line) unless all 32 lanes of the warp execute this call together.
+/// PTX's `.aligned` collectives (`mma.sync`, `ldmatrix`, `wgmma`, `setmaxnreg`) require every
+/// lane of the warp at the same instruction and are undefined when one diverged or exited: a
+/// full `activemask` right before one means the 32 lanes reach it together. `wgmma::fence`
+/// calls this (once per warpgroup product); `mma_sync` and `ldmatrix`, which sit in inner loops,
+/// fuse the same test into their own `asm!` and report through the panic record without a
+/// branch (`nvptx_tensor`). The CPU executor checks the same when the lanes exchange operands.
+#[inline(always)]
+#[track_caller]
+pub(crate) fn require_converged(op: &'static str) {
+    #[cfg(target_arch = "nvptx64")]
+    if backend::active_mask() != FULL_MASK {
+        not_converged(op);
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = op;
+}
+
+/// The panic of a `.aligned` collective reached by part of a warp.
+#[cfg(target_arch = "nvptx64")]
+#[cold]
+#[track_caller]
+pub(crate) fn not_converged(op: &'static str) -> ! {
+    panic!("{op} needs all 32 lanes of the warp together: the warp diverged or a lane exited before it")
+}
+
 /// Re-export of the lane and warp index, so `warp::lane_id()` reads naturally.
 pub use super::thread::{lane_id, warp_id, WARP_SIZE};
 

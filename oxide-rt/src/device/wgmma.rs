@@ -107,7 +107,11 @@
 //!
 //! # The rules
 //! Every wgmma function is a warpgroup collective: all 128 threads of the warpgroup call it
-//! (with the same descriptors) or the result is undefined. The order within a warpgroup is:
+//! (with the same descriptors) or the result is undefined. Part of that is checked: every
+//! [`fence`] (so every [`WgAcc::start`]) panics unless all 32 lanes of the calling warp reach it
+//! together. That the four warps of the warpgroup take the same path between a fence and its
+//! commit stays the caller's rule (a check there would be a branch, around which ptxas
+//! serialises the `wgmma`s). The order within a warpgroup is:
 //! shared memory written and made visible (a barrier; after plain stores or `cp_async`, also
 //! [`fence_proxy_async`] before it, as wgmma reads through the async proxy), then
 //! [`WgAcc::start`] (or [`fence`]), then [`WgRunning::mma_async`]s, and
@@ -528,6 +532,9 @@ impl<S: WgShape> WgAcc<S> {
 #[inline(always)]
 #[track_caller]
 pub fn fence() {
+    // Each warp is whole here (a panic otherwise); the checks stay out of the fence-to-commit
+    // window, where ptxas serialises `wgmma`s around any branch.
+    super::warp::require_converged("wgmma.fence");
     #[cfg(target_arch = "nvptx64")]
     imp::fence();
     #[cfg(not(target_arch = "nvptx64"))]

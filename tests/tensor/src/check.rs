@@ -155,3 +155,30 @@ pub fn gather_loader(lanes: &[f32], v: usize) -> Vec<f32> {
     }
     d
 }
+
+/// Inputs of `mma_split`: one 16 x 16 by 16 x 8 bf16 problem and 32 rows of 8 `u16`.
+pub fn split_inputs(seed: u64) -> (Vec<Bf16>, Vec<Bf16>, Vec<u16>) {
+    let mut rng = Rng::new(seed);
+    let (a, b) = (bf16s(&floats(&mut rng, 16, 16)), bf16s(&floats(&mut rng, 16, 8)));
+    (a, b, (0..256).map(|i| (i * 29 + 3) as u16).collect())
+}
+
+/// Checks what `mma_split` wrote with the whole warp: lane `l`'s D fragment of `a * b` (f32
+/// bits) and its `ldmatrix_x1` register of row `l`.
+pub fn split_output(out: &[u32], a: &[Bf16], b: &[Bf16], rows: &[u16]) -> Result<(), String> {
+    let exact = |x: &[Bf16]| x.iter().map(|v| v.to_f32()).collect::<Vec<_>>();
+    let (want, tol) = reference(&exact(a), &exact(b), &[0.0; 128], 16);
+    let perm: Vec<u32> = (0..32).collect();
+    for lane in 0..32 {
+        let got = &out[lane * 5..][..5];
+        for (i, bits) in got[..4].iter().enumerate() {
+            let (r, c) = FragC::<f32, M16N8K16>::coord(lane as u32, i);
+            within(&[f32::from_bits(*bits)], &want[r * 8 + c..][..1], &tol[r * 8 + c..][..1])
+                .map_err(|e| format!("lane {lane} element {i}: {e}"))?;
+        }
+        if got[4] != ldmatrix_expected(rows, &perm, lane)[0] {
+            return Err(format!("lane {lane}: ldmatrix gave {:#x}", got[4]));
+        }
+    }
+    Ok(())
+}

@@ -142,3 +142,27 @@ pub fn cp_async_groups(src: &[u32], mut out: DisjointChunks<u32, 8>) {
         ];
     }
 }
+
+/// `mma_sync` and `ldmatrix_x1` called only by the lanes below `split` (a run-time value).
+/// `split = 32` keeps the warp whole and lane `l` writes its D fragment of `a * b` and its
+/// `ldmatrix` register; any other `split` leaves lanes out of both `.aligned` collectives,
+/// which PTX leaves undefined: the CPU executor panics, the GPU skips them and reports the
+/// launch as panicked.
+#[kernel(block(32))]
+pub fn mma_split(a: &[Bf16], b: &[Bf16], rows: &[u16], split: u32, mut out: DisjointChunks<u32, 5>) {
+    let s = shared_array!(u16, 256);
+    let l = thread::lane_id() as usize;
+    for c in 0..8 {
+        s.set(l * 8 + c, rows[l * 8 + c]);
+    }
+    sync_warp(FULL_MASK);
+    let fa = FragA::<Bf16, M16N8K16>::from_fn(|r, k| a[r * 16 + k]);
+    let fb = FragB::<Bf16, M16N8K16>::from_fn(|k, n| b[k * 8 + n]);
+    if thread::lane_id() < split {
+        let d = mma_sync(fa, fb, FragC::zero()).elems;
+        let m = ldmatrix_x1(s, l * 8);
+        if let Some(o) = out.get_mut(thread::index()) {
+            *o = [d[0].to_bits(), d[1].to_bits(), d[2].to_bits(), d[3].to_bits(), m[0]];
+        }
+    }
+}

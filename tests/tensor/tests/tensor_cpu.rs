@@ -93,3 +93,17 @@ fn cp_async_groups() {
         assert_eq!(out[t * 8..][..8], check::cp_async_expected(&src.0[..10], t), "thread {t}");
     }
 }
+
+/// The whole warp at `mma_sync`/`ldmatrix` computes; half of it is a panic naming the lanes left
+/// out, returned as `Err` (the GPU panics there too: `tensor_gpu.rs`).
+#[test]
+fn partial_warp_collectives_panic() {
+    let (a, b, rows) = check::split_inputs(21);
+    let mut out = vec![0u32; 32 * 5];
+    kernels::cpu_mma_split(1u32, 32u32, &a, &b, &rows, 32, &mut out).unwrap();
+    check::split_output(&out, &a, &b, &rows).unwrap();
+    for split in [1, 16, 31] {
+        let err = kernels::cpu_mma_split(1u32, 32u32, &a, &b, &rows, split, &mut out).unwrap_err();
+        assert!(err.to_string().contains("do not take part"), "split {split}: {err}");
+    }
+}

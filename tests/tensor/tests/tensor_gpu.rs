@@ -153,3 +153,38 @@ fn cp_async_groups() {
         assert_eq!(out[t * 8..][..8], check::cp_async_expected(&src, t), "thread {t}");
     }
 }
+
+/// The whole warp at `mma_sync`/`ldmatrix` computes; with lanes left out, the GPU skips the
+/// `.aligned` collectives PTX leaves undefined there (an `activemask` test fused into each) and
+/// the launch is reported as a panic naming the collective and its line; the context stays
+/// usable for the next launch.
+#[test]
+fn partial_warp_collectives_panic() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let (a, b, rows) = check::split_inputs(21);
+    let (da, db, drows) = (s.clone_htod(&a).unwrap(), s.clone_htod(&b).unwrap(), s.clone_htod(&rows).unwrap());
+    let mut out = s.alloc_zeros::<u32>(32 * 5).unwrap();
+    kernels::launch_mma_split(s, 1u32, 32u32, &da, &db, &drows, 32, &mut out).unwrap();
+    synchronize(s).unwrap();
+    check::split_output(&s.clone_dtoh(&out).unwrap(), &a, &b, &rows).unwrap();
+    for split in [1, 16, 31] {
+        kernels::launch_mma_split(s, 1u32, 32u32, &da, &db, &drows, split, &mut out).unwrap();
+        match synchronize(s).unwrap_err() {
+            oxide_rt::Error::KernelPanic { kernel, message, .. } => {
+                assert_eq!(kernel, "mma_split");
+                assert!(
+                    (message.starts_with("mma.sync") || message.starts_with("ldmatrix"))
+                        && message.contains("needs all 32 lanes of the warp")
+                        && message.contains("at line "),
+                    "split {split}: {message}"
+                );
+            }
+            other => panic!("split {split}: expected Error::KernelPanic, got {other:?}"),
+        }
+    }
+    out = s.alloc_zeros::<u32>(32 * 5).unwrap();
+    kernels::launch_mma_split(s, 1u32, 32u32, &da, &db, &drows, 32, &mut out).unwrap();
+    synchronize(s).unwrap();
+    check::split_output(&s.clone_dtoh(&out).unwrap(), &a, &b, &rows).unwrap();
+}
