@@ -157,13 +157,9 @@ fn warp_product(a: Matrix<Bf16>, b: Matrix<Bf16>, (row0, col0): (usize, usize)) 
                 fb[2 * p] = b0;
                 fb[2 * p + 1] = b1;
             }
-            // One A fragment at a time: fewer registers live than all four.
-            for mi in 0..WM / 16 {
-                let fa = FragA::load(sa, A_LD, stage * BM + wm * WM + mi * 16, kk);
-                for ni in 0..WN / 8 {
-                    acc[mi][ni] = mma_sync(fa, fb[ni], acc[mi][ni]);
-                }
-            }
+            let fa: [_; WM / 16] = core::array::from_fn(|mi| FragA::load(sa, A_LD, stage * BM + wm * WM + mi * 16, kk));
+            // The warp's whole tile after one test that the warp is whole (see `mma_sync_grid`).
+            mma_sync_grid(&fa, &fb, &mut acc);
         }
     }
     cp_async_wait::<0>();

@@ -242,13 +242,6 @@ pub fn dynamic_shared() -> (*mut u8, usize) {
 #[used]
 static mut __oxide_panic_buffer: *mut super::panic_record::PanicRecord = core::ptr::null_mut();
 
-/// Where [`__oxide_panic_buffer`] lives, for `asm!` that reports through the record without a
-/// branch (`nvptx_tensor`'s warp test); the use also keeps the global in every module.
-#[inline(always)]
-pub(crate) fn panic_buffer_slot() -> *const *mut super::panic_record::PanicRecord {
-    &raw const __oxide_panic_buffer
-}
-
 /// Tells the optimiser that launch dimensions beyond `DIMS` are unused: extents 1, indices 0.
 /// The special-register reads are pure, so later reads (in `thread::index()` and friends)
 /// fold to constants and the index math shrinks to what nvcc emits for the same geometry.

@@ -5,124 +5,123 @@
 //! Shared-memory operands arrive as generic addresses (what a `SharedSlice` holds) and are
 //! converted with `cvta.to.shared` to the 32-bit shared addresses the instructions take.
 
-use super::panic_record::PanicRecord;
 use super::tensor::MmaKind;
 use core::arch::asm;
 
-/// PTX that sets predicate `%oxw` when all 32 lanes of the warp execute it together: the
-/// `.aligned` collective after it runs under `@%oxw`, so a diverged warp never executes one (PTX
-/// leaves that undefined), and [`PARTIAL_WARP`] reports the failure.
+/// PTX that sets predicate `%oxw` (and operand `{w}` to 1) when all 32 lanes of the warp execute
+/// it together: the `.aligned` collective after it runs under `@%oxw`, so a diverged warp never
+/// executes one (PTX leaves that undefined) and the caller panics on `{w} == 0`. Fused into the
+/// collective's own `asm!`, the test costs a vote and a compare but no branch before it.
 macro_rules! WHOLE_WARP {
     () => {
-        ".reg .pred %oxw; .reg .b32 %oxm; activemask.b32 %oxm; setp.eq.b32 %oxw, %oxm, -1; "
+        ".reg .pred %oxw; .reg .b32 %oxm; activemask.b32 %oxm; setp.eq.b32 %oxw, %oxm, -1; selp.u32 {w}, 1, 0, %oxw; "
     };
 }
-
-/// PTX that, where `%oxw` is false, stores `{code}` (a `partial_warp_code`) into the panic
-/// record at `{rec}` for the host to report: one predicated store. A branch (to a panic, or
-/// around a `trap`) would split the caller's loop into one basic block per collective, and
-/// ptxas then stops overlapping them (bf16-gemm: 27% slower). Without a record (PTX loaded
-/// without oxide's host runtime) the store faults, so the launch fails all the same.
-macro_rules! PARTIAL_WARP {
-    () => {
-        "@!%oxw st.u64 [{rec}+{off}], {code}; "
-    };
-}
-
-/// The panic record's address: constant while a kernel runs (the host sets it before any
-/// launch of the module), so the read is `pure` and LLVM loads it once per kernel, not once per
-/// collective in a loop.
-#[inline(always)]
-fn record() -> u64 {
-    let rec: u64;
-    // SAFETY: reads the pointer-sized global `__oxide_panic_buffer`, which no device code writes (the host sets it between launches).
-    unsafe {
-        asm!("ld.u64 {r}, [{p}];", r = out(reg64) rec, p = in(reg64) super::nvptx::panic_buffer_slot(), options(pure, nomem, nostack))
-    };
-    rec
-}
-
-/// Where [`PARTIAL_WARP`] stores, in the record.
-const OFF: usize = core::mem::offset_of!(PanicRecord, partial_warp);
 
 macro_rules! mma_asm {
-    ($ptx:literal, $a:ident, $b:ident, $c:ident, $code:ident) => {{
-        let (rec, code) = (record(), $code);
-        let (d0, d1, d2, d3): (u32, u32, u32, u32);
-        // SAFETY: a register-only warp collective, executed only when all 32 lanes reach it together (`WHOLE_WARP`); otherwise D keeps C (the operands are tied) and `PARTIAL_WARP` stores into the live panic record the host installed (a fault without one).
+    // Tested: runs only under `WHOLE_WARP`.
+    ($ptx:literal, $a:ident, $b:ident, $c:ident, true) => {{
+        let (d0, d1, d2, d3, whole): (u32, u32, u32, u32, u32);
+        // SAFETY: a register-only warp collective, executed only when all 32 lanes reach it together (`WHOLE_WARP`); otherwise D is left unwritten and the caller panics.
         unsafe {
             asm!(
-                concat!("{{ ", WHOLE_WARP!(), "@%oxw ", $ptx, " {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}}; ", PARTIAL_WARP!(), "}}"),
-                rec = in(reg64) rec, code = in(reg64) code, off = const OFF, d0 = inout(reg32) $c[0] => d0, d1 = inout(reg32) $c[1] => d1, d2 = inout(reg32) $c[2] => d2, d3 = inout(reg32) $c[3] => d3,
+                concat!("{{ ", WHOLE_WARP!(), "@%oxw ", $ptx, " {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}}; }}"),
+                w = out(reg32) whole, d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
                 a0 = in(reg32) $a[0], a1 = in(reg32) $a[1], a2 = in(reg32) $a[2], a3 = in(reg32) $a[3],
                 b0 = in(reg32) $b[0], b1 = in(reg32) $b[1],
+                c0 = in(reg32) $c[0], c1 = in(reg32) $c[1], c2 = in(reg32) $c[2], c3 = in(reg32) $c[3],
                 options(nostack)
             );
         }
-        [d0, d1, d2, d3]
+        ([d0, d1, d2, d3], whole != 0)
+    }};
+    // Untested: the caller has just seen the whole warp (`tensor::mma_sync_grid`).
+    ($ptx:literal, $a:ident, $b:ident, $c:ident, false) => {{
+        let (d0, d1, d2, d3): (u32, u32, u32, u32);
+        // SAFETY: a register-only warp collective; the caller (`tensor::mma_sync_grid`) found all 32 lanes together right before, with no lane-dependent branch since.
+        unsafe {
+            asm!(
+                concat!($ptx, " {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};"),
+                d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
+                a0 = in(reg32) $a[0], a1 = in(reg32) $a[1], a2 = in(reg32) $a[2], a3 = in(reg32) $a[3],
+                b0 = in(reg32) $b[0], b1 = in(reg32) $b[1],
+                c0 = in(reg32) $c[0], c1 = in(reg32) $c[1], c2 = in(reg32) $c[2], c3 = in(reg32) $c[3],
+                options(nostack)
+            );
+        }
+        ([d0, d1, d2, d3], true)
     }};
 }
 
-/// `mma.sync` of kind `KIND` (an `MmaKind` as `u8`) on raw fragment registers. It runs only
-/// when the whole warp executes it together; otherwise D is C and the launch reports
-/// `code` (a `partial_warp_code`).
+/// `mma.sync` of kind `KIND` (an `MmaKind` as `u8`) on raw fragment registers, and whether it
+/// ran. `TEST`: only when the whole warp executes it together (otherwise D is undefined);
+/// without, the caller has made sure of that.
 #[inline(always)]
-pub fn mma<const KIND: u8>(a: [u32; 4], b: [u32; 2], c: [u32; 4], code: u64) -> [u32; 4] {
-    if KIND == MmaKind::Bf16 as u8 {
-        mma_asm!("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", a, b, c, code)
-    } else if KIND == MmaKind::F16 as u8 {
-        mma_asm!("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", a, b, c, code)
-    } else if KIND == MmaKind::Tf32 as u8 {
-        mma_asm!("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", a, b, c, code)
+pub fn mma<const KIND: u8, const TEST: bool>(a: [u32; 4], b: [u32; 2], c: [u32; 4]) -> ([u32; 4], bool) {
+    macro_rules! kinds {
+        ($t:tt) => {
+            if KIND == MmaKind::Bf16 as u8 {
+                mma_asm!("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", a, b, c, $t)
+            } else if KIND == MmaKind::F16 as u8 {
+                mma_asm!("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", a, b, c, $t)
+            } else if KIND == MmaKind::Tf32 as u8 {
+                mma_asm!("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", a, b, c, $t)
+            } else {
+                mma_asm!("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", a, b, c, $t)
+            }
+        };
+    }
+    if TEST {
+        kinds!(true)
     } else {
-        mma_asm!("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", a, b, c, code)
+        kinds!(false)
     }
 }
 
 /// `ldmatrix` of `N` matrices (`TRANS`: `.trans`); `row` is this lane's 16-byte row in shared
 /// memory (generic address, checked by the caller).
 #[inline(always)]
-pub fn ldmatrix<const N: usize, const TRANS: bool>(row: *const u8, _checked: bool, code: u64) -> [u32; N] {
-    let rec = record();
-    let mut r = [0u32; N];
-    // SAFETY: `row` is a 16-byte aligned, in-bounds row of shared memory (checked by `tensor::ldmatrix`); the `ldmatrix` runs only when all 32 lanes reach it together (`WHOLE_WARP`), otherwise the registers keep their zeros and `PARTIAL_WARP` stores into the live panic record the host installed (a fault without one). The braces scope the temporaries.
+pub fn ldmatrix<const N: usize, const TRANS: bool>(row: *const u8, _checked: bool) -> ([u32; N], bool) {
+    let (mut r, whole): ([u32; N], u32);
+    r = [0; N];
+    // SAFETY: `row` is a 16-byte aligned, in-bounds row of shared memory (checked by `tensor::ldmatrix`); the `ldmatrix` runs only when all 32 lanes reach it together (`WHOLE_WARP`), otherwise the caller panics. The braces scope the temporaries.
     unsafe {
         match (N, TRANS) {
             (1, false) => asm!(
                 "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x1.shared.b16 {{{r0}}}, [%oxs]; ", PARTIAL_WARP!(), "}}",
-                rec = in(reg64) rec, code = in(reg64) code, off = const OFF, p = in(reg64) row, r0 = inout(reg32) 0 => r[0], options(nostack)
+                "@%oxw ldmatrix.sync.aligned.m8n8.x1.shared.b16 {{{r0}}}, [%oxs]; }}",
+                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], options(nostack)
             ),
             (2, false) => asm!(
                 "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x2.shared.b16 {{{r0}, {r1}}}, [%oxs]; ", PARTIAL_WARP!(), "}}",
-                rec = in(reg64) rec, code = in(reg64) code, off = const OFF, p = in(reg64) row, r0 = inout(reg32) 0 => r[0], r1 = inout(reg32) 0 => r[1], options(nostack)
+                "@%oxw ldmatrix.sync.aligned.m8n8.x2.shared.b16 {{{r0}, {r1}}}, [%oxs]; }}",
+                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], r1 = out(reg32) r[1], options(nostack)
             ),
             (4, false) => asm!(
                 "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [%oxs]; ", PARTIAL_WARP!(), "}}",
-                rec = in(reg64) rec, code = in(reg64) code, off = const OFF, p = in(reg64) row, r0 = inout(reg32) 0 => r[0], r1 = inout(reg32) 0 => r[1], r2 = inout(reg32) 0 => r[2], r3 = inout(reg32) 0 => r[3],
+                "@%oxw ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [%oxs]; }}",
+                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], r1 = out(reg32) r[1], r2 = out(reg32) r[2], r3 = out(reg32) r[3],
                 options(nostack)
             ),
             (1, true) => asm!(
                 "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {{{r0}}}, [%oxs]; ", PARTIAL_WARP!(), "}}",
-                rec = in(reg64) rec, code = in(reg64) code, off = const OFF, p = in(reg64) row, r0 = inout(reg32) 0 => r[0], options(nostack)
+                "@%oxw ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {{{r0}}}, [%oxs]; }}",
+                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], options(nostack)
             ),
             (2, true) => asm!(
                 "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{{r0}, {r1}}}, [%oxs]; ", PARTIAL_WARP!(), "}}",
-                rec = in(reg64) rec, code = in(reg64) code, off = const OFF, p = in(reg64) row, r0 = inout(reg32) 0 => r[0], r1 = inout(reg32) 0 => r[1], options(nostack)
+                "@%oxw ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{{r0}, {r1}}}, [%oxs]; }}",
+                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], r1 = out(reg32) r[1], options(nostack)
             ),
             _ => asm!(
                 "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [%oxs]; ", PARTIAL_WARP!(), "}}",
-                rec = in(reg64) rec, code = in(reg64) code, off = const OFF, p = in(reg64) row, r0 = inout(reg32) 0 => r[0], r1 = inout(reg32) 0 => r[1], r2 = inout(reg32) 0 => r[2], r3 = inout(reg32) 0 => r[3],
+                "@%oxw ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [%oxs]; }}",
+                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], r1 = out(reg32) r[1], r2 = out(reg32) r[2], r3 = out(reg32) r[3],
                 options(nostack)
             ),
         }
     }
-    r
+    (r, whole != 0)
 }
 
 /// Whether generic address `p` points into global memory (`isspacep.global`).

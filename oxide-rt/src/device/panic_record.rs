@@ -44,25 +44,6 @@ pub(crate) struct PanicRecord {
     pub grid: [u32; 3],
     pub block_dim: [u32; 3],
     pub dynamic_shared: u32,
-    /// A warp collective that ran with part of its warp (`nvptx_tensor`'s `WHOLE_WARP`): its
-    /// [`partial_warp_code`], written with one predicated store and no branch, so the check costs
-    /// the hot loop no basic-block split. The lanes carry on (the collective is skipped, its
-    /// result undefined) and the host reports the launch as panicked. 0: none.
-    pub partial_warp: u64,
-}
-
-/// The collectives `partial_warp` names.
-pub(crate) const PARTIAL_WARP_OPS: [&str; 2] = ["mma.sync", "ldmatrix"];
-
-/// `partial_warp` for collective `op` (an index in [`PARTIAL_WARP_OPS`]) at `line:column`.
-pub(crate) const fn partial_warp_code(op: usize, line: u32, column: u32) -> u64 {
-    line as u64 | ((column as u64 & 0xff_ffff) << 32) | ((op as u64 + 1) << 56)
-}
-
-/// The collective, line and column of a nonzero `partial_warp`.
-pub(crate) fn partial_warp_site(code: u64) -> (&'static str, u32, u32) {
-    let op = ((code >> 56) as usize).wrapping_sub(1);
-    (PARTIAL_WARP_OPS.get(op).copied().unwrap_or("a warp collective"), code as u32, (code >> 32) as u32 & 0xff_ffff)
 }
 
 /// The launch a record came from, as the device sees it.

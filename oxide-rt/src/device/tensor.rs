@@ -9,6 +9,7 @@
 //! | [`mma_sync`] on `F16` / [`M16N8K16`] | `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` | sm_80 |
 //! | [`mma_sync`] on `Tf32` / [`M16N8K8`] | `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` | sm_80 |
 //! | [`mma_sync`] on `i8` / [`M16N8K32`] | `mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32` (wrapping) | sm_80 |
+//! | [`mma_sync_grid`]: an `M x N` tile of the above | `M * N` of the same `mma.sync` after one `activemask` test | sm_80 |
 //! | [`ldmatrix_x1`], [`ldmatrix_x2`], [`ldmatrix_x4`] (`_trans`: `.trans`) | `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16` | sm_75 (oxide: sm_80) |
 //! | [`cp_async`] of 4 / 8 bytes, of 16 bytes | `cp.async.ca.shared.global` / `cp.async.cg.shared.global` with src-size (zero-fill) | sm_80 |
 //! | [`cp_async_commit`], [`cp_async_wait`] | `cp.async.commit_group`, `cp.async.wait_group N` | sm_80 |
@@ -87,13 +88,11 @@
 //! # The rules
 //! [`mma_sync`] and the `ldmatrix` functions are warp collectives: all 32 lanes of the warp
 //! must call the same one (CUDA's `.sync.aligned`). A call from a warp with exited, missing
-//! (blocks whose size is not a multiple of 32) or diverged lanes is refused, on the GPU too,
-//! where PTX leaves the instruction undefined: each runs under an `activemask` test (a vote
-//! and a compare). On the CPU executor the call panics; on the GPU the instruction is skipped,
-//! its result left undefined, and the launch is reported as a panic (`Error::KernelPanic`
-//! naming the collective and its line) when it ends. The report is deferred so that the test
-//! needs no branch: one per collective would split a GEMM's inner loop into a basic block per
-//! `mma_sync` and cost it a quarter of its speed. Shared-memory addresses come from [`SharedSlice`] views and are bounds-checked;
+//! (blocks whose size is not a multiple of 32) or diverged lanes panics, on the GPU too, where
+//! PTX leaves the instruction undefined: each runs under an `activemask` test (a vote, a
+//! compare and a branch to the panic). In a GEMM's inner loop those tests cost a quarter of the
+//! speed (ptxas schedules each `mma_sync` alone); [`mma_sync_grid`] multiplies a warp's whole
+//! tile of fragments after one test. Shared-memory addresses come from [`SharedSlice`] views and are bounds-checked;
 //! `ldmatrix` rows must be 16-byte aligned, and [`cp_async`] needs its destination and source
 //! aligned to the copy's size (a panic otherwise). A `cp_async` destination holds its data only
 //! after the issuing thread's [`cp_async_wait`] covering it; other threads see it after a
@@ -241,8 +240,12 @@ pub trait Mma<S: Shape>: MmaElem {
     fn a_coord(lane: u32, i: usize) -> (usize, usize);
     /// (row, column) in B of element `i` of lane `lane`'s B fragment.
     fn b_coord(lane: u32, i: usize) -> (usize, usize);
+    /// `D = A * B + C` on raw registers: a panic when part of the warp calls it.
     #[doc(hidden)]
     fn mma(a: [u32; 4], b: [u32; 2], c: [u32; 4]) -> [u32; 4];
+    /// The same without the warp test, for [`mma_sync_grid`] right after its own.
+    #[doc(hidden)]
+    fn mma_tested(a: [u32; 4], b: [u32; 2], c: [u32; 4]) -> [u32; 4];
 }
 
 /// The instructions the backends implement.
@@ -274,7 +277,21 @@ macro_rules! mma_impl {
             #[track_caller]
             fn mma(a: [u32; 4], b: [u32; 2], c: [u32; 4]) -> [u32; 4] {
                 #[cfg(target_arch = "nvptx64")]
-                return imp::mma::<{ MmaKind::$kind as u8 }>(a, b, c, partial_warp_code(0));
+                {
+                    let (d, whole) = imp::mma::<{ MmaKind::$kind as u8 }, true>(a, b, c);
+                    if !whole {
+                        super::warp::not_converged("mma.sync");
+                    }
+                    return d;
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                return emulate::<$t, $shape>(a, b, c);
+            }
+            #[inline(always)]
+            #[track_caller]
+            fn mma_tested(a: [u32; 4], b: [u32; 2], c: [u32; 4]) -> [u32; 4] {
+                #[cfg(target_arch = "nvptx64")]
+                return imp::mma::<{ MmaKind::$kind as u8 }, false>(a, b, c).0;
                 #[cfg(not(target_arch = "nvptx64"))]
                 return emulate::<$t, $shape>(a, b, c);
             }
@@ -315,16 +332,6 @@ fn set_elem<T: MmaElem>(regs: &mut [u32], i: usize, v: T) {
     let mask = if T::BITS == 32 { u32::MAX } else { (1u32 << T::BITS) - 1 };
     let r = &mut regs[i / per];
     *r = (*r & !(mask << shift)) | ((v.to_bits() & mask) << shift);
-}
-
-/// What a GPU launch reports when collective `op` (0: `mma.sync`, 1: `ldmatrix`) at the
-/// caller's line runs with part of its warp (see the [module rules](self)).
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-#[track_caller]
-fn partial_warp_code(op: usize) -> u64 {
-    let loc = core::panic::Location::caller();
-    super::panic_record::partial_warp_code(op, loc.line(), loc.column())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -492,6 +499,28 @@ pub fn mma_sync<T: Mma<S>, S: Shape>(a: FragA<T, S>, b: FragB<T, S>, c: FragC<T:
     FragC::new(d.map(<T::Acc as Accum>::from_bits))
 }
 
+/// `acc[i][j] = a[i] * b[j] + acc[i][j]` for every `i < M`, `j < N`: a warp's tile of
+/// `M x N` [`mma_sync`]s (in that order) after one test that the whole warp is here, where
+/// `mma_sync` tests before each. The same rules and results; use it for the inner loop of a
+/// GEMM, where a test per instruction stops ptxas from overlapping them.
+#[inline(always)]
+#[track_caller]
+pub fn mma_sync_grid<T: Mma<S>, S: Shape, const M: usize, const N: usize>(
+    a: &[FragA<T, S>; M],
+    b: &[FragB<T, S>; N],
+    acc: &mut [[FragC<T::Acc, S>; N]; M],
+) {
+    // After this, every lane runs the same M x N instructions with no lane-dependent branch
+    // between them (the bounds are constants), so the warp stays whole for each of them.
+    super::warp::require_converged("mma_sync_grid");
+    for (fa, row) in a.iter().zip(acc.iter_mut()) {
+        for (fb, c) in b.iter().zip(row.iter_mut()) {
+            let d = T::mma_tested(fa.regs, fb.regs, c.elems.map(Accum::to_bits));
+            *c = FragC::new(d.map(<T::Acc as Accum>::from_bits));
+        }
+    }
+}
+
 /// The CPU executor's `mma.sync`: the warp's fragments are exchanged, the whole A and B rebuilt
 /// from the PTX layouts, and this lane's four elements of D computed.
 #[cfg(not(target_arch = "nvptx64"))]
@@ -545,7 +574,13 @@ fn ldmatrix<T: Elem16, const N: usize, const TRANS: bool>(src: SharedSlice<T>, r
         misaligned("ldmatrix row", 16);
     }
     #[cfg(target_arch = "nvptx64")]
-    return imp::ldmatrix::<N, TRANS>(ptr as *const u8, checked, partial_warp_code(1));
+    {
+        let (r, whole) = imp::ldmatrix::<N, TRANS>(ptr as *const u8, checked);
+        if !whole {
+            super::warp::not_converged("ldmatrix");
+        }
+        r
+    }
     #[cfg(not(target_arch = "nvptx64"))]
     imp::ldmatrix::<N, TRANS>(ptr as *const u8, checked)
 }

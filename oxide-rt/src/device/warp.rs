@@ -134,10 +134,10 @@ pub fn active_mask() -> u32 {
 /// Panics (at the caller's line) unless all 32 lanes of the warp execute this call together.
 /// PTX's `.aligned` collectives (`mma.sync`, `ldmatrix`, `wgmma`, `setmaxnreg`) require every
 /// lane of the warp at the same instruction and are undefined when one diverged or exited: a
-/// full `activemask` right before one means the 32 lanes reach it together. `wgmma::fence`
-/// calls this (once per warpgroup product); `mma_sync` and `ldmatrix`, which sit in inner loops,
-/// fuse the same test into their own `asm!` and report through the panic record without a
-/// branch (`nvptx_tensor`). The CPU executor checks the same when the lanes exchange operands.
+/// full `activemask` right before one means the 32 lanes reach it together. `wgmma::fence` and
+/// `tensor::mma_sync_grid` call this; `mma_sync` and `ldmatrix` fuse the same test into their
+/// own `asm!` (the instruction runs under its predicate, then [`not_converged`] on failure). The
+/// CPU executor checks the same when the lanes exchange their operands.
 #[inline(always)]
 #[track_caller]
 pub(crate) fn require_converged(op: &'static str) {

@@ -35,7 +35,7 @@
 
 use super::Error;
 use crate::device::panic_record::{
-    partial_warp_site, Geometry, PanicRecord, DONE, EMPTY, FILE_CAP, MESSAGE_CAP, MESSAGE_NOT_RECORDED, NOT_RECORDED,
+    Geometry, PanicRecord, DONE, EMPTY, FILE_CAP, MESSAGE_CAP, MESSAGE_NOT_RECORDED, NOT_RECORDED,
 };
 use crate::LaunchConfig;
 use cudarc::driver::{result, sys, CudaContext, CudaModule, CudaStream, DriverError};
@@ -303,33 +303,10 @@ fn attribute(in_flight: &VecDeque<Launch>, recorded: &Geometry) -> (&'static str
 
 /// The panic recorded in `slot`, if any, after which the record is empty again.
 fn take(slot: &mut Slot) -> Option<Error> {
-    let e = read(slot).or_else(|| read_partial_warp(slot))?;
+    let e = read(slot)?;
     // SAFETY: as in `read`; the launch that wrote the record has finished (the host reads after a synchronize, or before the next launch once the record is complete), and a panic of a later launch starts from EMPTY again.
-    unsafe {
-        std::ptr::write_volatile(&raw mut (*slot.record).state, EMPTY);
-        std::ptr::write_volatile(&raw mut (*slot.record).partial_warp, 0);
-    }
+    unsafe { std::ptr::write_volatile(&raw mut (*slot.record).state, EMPTY) };
     Some(e)
-}
-
-/// A warp collective that ran with part of its warp, which the device notes with one store
-/// (`partial_warp`) instead of a panic, so the check costs the kernel no branch.
-fn read_partial_warp(slot: &Slot) -> Option<Error> {
-    // SAFETY: as in `read`; a single aligned u64 the device stores whole, read after the launch.
-    let code = unsafe { std::ptr::read_volatile(&raw const (*slot.record).partial_warp) };
-    if code == 0 {
-        return None;
-    }
-    let (op, line, column) = partial_warp_site(code);
-    let (kernel, which) = attribute(&slot.in_flight, &Geometry::default());
-    let message = format!(
-        "{op} needs all 32 lanes of the warp together: the warp diverged or a lane exited before it (at line \
-         {line}, column {column} of the kernel's source; {which}). The GPU \
-         skipped the collective and the launch ran on with its result undefined, so the outputs are wrong; \
-         call it where every lane of the warp arrives, with blocks a multiple of 32 threads. The context \
-         stays usable"
-    );
-    Some(Error::KernelPanic { kernel, message, location: None })
 }
 
 fn read(slot: &Slot) -> Option<Error> {
@@ -412,23 +389,6 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(e.to_string().contains("kernel `oob` panicked at src/kernels.rs:12:9"), "{e}");
-    }
-
-    #[test]
-    fn a_partial_warp_collective_becomes_kernel_panic_once() {
-        use crate::device::panic_record::partial_warp_code;
-        let (_rec, mut slot) = slot_with(|r| r.partial_warp = partial_warp_code(1, 41, 23));
-        let Some(e) = take(&mut slot) else { panic!("a partial-warp collective must be reported") };
-        match &e {
-            Error::KernelPanic { kernel, message, location } => {
-                assert_eq!(*kernel, "oob");
-                assert_eq!(*location, None);
-                assert!(message.starts_with("ldmatrix needs all 32 lanes of the warp"), "{message}");
-                assert!(message.contains("at line 41, column 23"), "{message}");
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(take(&mut slot).is_none(), "reported once, then cleared");
     }
 
     #[test]

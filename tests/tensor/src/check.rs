@@ -182,3 +182,20 @@ pub fn split_output(out: &[u32], a: &[Bf16], b: &[Bf16], rows: &[u16]) -> Result
     }
     Ok(())
 }
+
+/// Checks what `mma_grid_split` wrote with the whole warp: lane `l`'s fragments of the tile
+/// `[[a * b, a * 2b], [-a * b, -a * 2b]]` (f32 bits, tile order).
+pub fn grid_output(out: &[u32], a: &[Bf16], b: &[Bf16]) -> Result<(), String> {
+    let exact = |x: &[Bf16]| x.iter().map(|v| v.to_f32()).collect::<Vec<_>>();
+    let (want, tol) = reference(&exact(a), &exact(b), &[0.0; 128], 16);
+    for lane in 0..32 {
+        for (i, bits) in out[lane * 16..][..16].iter().enumerate() {
+            let scale = [1.0, 2.0, -1.0, -2.0][i / 4];
+            let (r, c) = FragC::<f32, M16N8K16>::coord(lane as u32, i % 4);
+            let at = r * 8 + c;
+            within(&[f32::from_bits(*bits)], &[scale * want[at]], &[2.0 * tol[at]])
+                .map_err(|e| format!("lane {lane} tile {} element {}: {e}", i / 4, i % 4))?;
+        }
+    }
+    Ok(())
+}

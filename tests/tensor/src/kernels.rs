@@ -146,8 +146,7 @@ pub fn cp_async_groups(src: &[u32], mut out: DisjointChunks<u32, 8>) {
 /// `mma_sync` and `ldmatrix_x1` called only by the lanes below `split` (a run-time value).
 /// `split = 32` keeps the warp whole and lane `l` writes its D fragment of `a * b` and its
 /// `ldmatrix` register; any other `split` leaves lanes out of both `.aligned` collectives,
-/// which PTX leaves undefined: the CPU executor panics, the GPU skips them and reports the
-/// launch as panicked.
+/// which PTX leaves undefined: the GPU and the CPU executor both panic instead.
 #[kernel(block(32))]
 pub fn mma_split(a: &[Bf16], b: &[Bf16], rows: &[u16], split: u32, mut out: DisjointChunks<u32, 5>) {
     let s = shared_array!(u16, 256);
@@ -163,6 +162,23 @@ pub fn mma_split(a: &[Bf16], b: &[Bf16], rows: &[u16], split: u32, mut out: Disj
         let m = ldmatrix_x1(s, l * 8);
         if let Some(o) = out.get_mut(thread::index()) {
             *o = [d[0].to_bits(), d[1].to_bits(), d[2].to_bits(), d[3].to_bits(), m[0]];
+        }
+    }
+}
+
+/// [`mma_sync_grid`] on a 2 x 2 tile of fragments, A's second row `-a` and B's second column
+/// `2b` (both exact in bf16), called only by the lanes below `split`: with the whole warp,
+/// lane `l` writes its four D fragments (tile order); a partial warp panics, on the GPU too.
+#[kernel(block(32))]
+pub fn mma_grid_split(a: &[Bf16], b: &[Bf16], split: u32, mut out: DisjointChunks<u32, 16>) {
+    let fa = |s: f32| FragA::<Bf16, M16N8K16>::from_fn(|r, k| Bf16::from_f32(s * a[r * 16 + k].to_f32()));
+    let fb = |s: f32| FragB::<Bf16, M16N8K16>::from_fn(|k, n| Bf16::from_f32(s * b[k * 8 + n].to_f32()));
+    let (fas, fbs) = ([fa(1.0), fa(-1.0)], [fb(1.0), fb(2.0)]);
+    if thread::lane_id() < split {
+        let mut acc = [[FragC::zero(); 2]; 2];
+        mma_sync_grid(&fas, &fbs, &mut acc);
+        if let Some(o) = out.get_mut(thread::index()) {
+            *o = core::array::from_fn(|i| acc[i / 8][i / 4 % 2].elems[i % 4].to_bits());
         }
     }
 }

@@ -107,3 +107,16 @@ fn partial_warp_collectives_panic() {
         assert!(err.to_string().contains("do not take part"), "split {split}: {err}");
     }
 }
+
+/// `mma_sync_grid` computes each fragment pair of its tile in place; a partial warp panics.
+#[test]
+fn mma_grid_tile_and_partial_warp() {
+    let (a, b, _) = check::split_inputs(22);
+    let mut out = vec![0u32; 32 * 16];
+    kernels::cpu_mma_grid_split(1u32, 32u32, &a, &b, 32, &mut out).unwrap();
+    check::grid_output(&out, &a, &b).unwrap();
+    for split in [1, 16, 31] {
+        let err = kernels::cpu_mma_grid_split(1u32, 32u32, &a, &b, split, &mut out).unwrap_err();
+        assert!(err.to_string().contains("do not take part"), "split {split}: {err}");
+    }
+}
