@@ -151,14 +151,10 @@ fn warp_product(a: Matrix<Bf16>, b: Matrix<Bf16>, (row0, col0): (usize, usize)) 
 
         let stage = kt % STAGES;
         for kk in (0..BK).step_by(16) {
-            let mut fb = [FragB::<Bf16, M16N8K16>::from_regs([0; 2]); WN / 8];
-            for p in 0..WN / 16 {
-                let (b0, b1) = FragB::load_trans_pair(sb, B_LD, stage * BK + kk, wn * WN + p * 16);
-                fb[2 * p] = b0;
-                fb[2 * p + 1] = b1;
-            }
-            let fa: [_; WM / 16] = core::array::from_fn(|mi| FragA::load(sa, A_LD, stage * BM + wm * WM + mi * 16, kk));
-            // The warp's whole tile after one test that the warp is whole (see `mma_sync_grid`).
+            // The warp's fragments of the k-step and its whole tile of products, each after one
+            // test that the warp is whole (see `mma_sync_grid`).
+            let fb = FragB::load_trans_row::<{ WN / 8 }>(sb, B_LD, stage * BK + kk, wn * WN);
+            let fa = FragA::load_column::<{ WM / 16 }>(sa, A_LD, stage * BM + wm * WM, kk);
             mma_sync_grid(&fa, &fb, &mut acc);
         }
     }

@@ -78,48 +78,76 @@ pub fn mma<const KIND: u8, const TEST: bool>(a: [u32; 4], b: [u32; 2], c: [u32; 
     }
 }
 
-/// `ldmatrix` of `N` matrices (`TRANS`: `.trans`); `row` is this lane's 16-byte row in shared
-/// memory (generic address, checked by the caller).
-#[inline(always)]
-pub fn ldmatrix<const N: usize, const TRANS: bool>(row: *const u8, _checked: bool) -> ([u32; N], bool) {
-    let (mut r, whole): ([u32; N], u32);
-    r = [0; N];
-    // SAFETY: `row` is a 16-byte aligned, in-bounds row of shared memory (checked by `tensor::ldmatrix`); the `ldmatrix` runs only when all 32 lanes reach it together (`WHOLE_WARP`), otherwise the caller panics. The braces scope the temporaries.
-    unsafe {
+/// The six `ldmatrix` forms, after `$test!()` and under `$pred!()` (the warp test or nothing).
+macro_rules! ldmatrix_asm {
+    ($test:ident, $pred:ident, $row:ident, $r:ident, $whole:ident) => {
         match (N, TRANS) {
             (1, false) => asm!(
-                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x1.shared.b16 {{{r0}}}, [%oxs]; }}",
-                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], options(nostack)
+                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", $test!(),
+                $pred!(), "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {{{r0}}}, [%oxs]; }}",
+                w = out(reg32) $whole, p = in(reg64) $row, r0 = out(reg32) $r[0], options(nostack)
             ),
             (2, false) => asm!(
-                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x2.shared.b16 {{{r0}, {r1}}}, [%oxs]; }}",
-                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], r1 = out(reg32) r[1], options(nostack)
+                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", $test!(),
+                $pred!(), "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {{{r0}, {r1}}}, [%oxs]; }}",
+                w = out(reg32) $whole, p = in(reg64) $row, r0 = out(reg32) $r[0], r1 = out(reg32) $r[1], options(nostack)
             ),
             (4, false) => asm!(
-                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [%oxs]; }}",
-                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], r1 = out(reg32) r[1], r2 = out(reg32) r[2], r3 = out(reg32) r[3],
-                options(nostack)
+                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", $test!(),
+                $pred!(), "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [%oxs]; }}",
+                w = out(reg32) $whole, p = in(reg64) $row, r0 = out(reg32) $r[0], r1 = out(reg32) $r[1], r2 = out(reg32) $r[2], r3 = out(reg32) $r[3], options(nostack)
             ),
             (1, true) => asm!(
-                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {{{r0}}}, [%oxs]; }}",
-                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], options(nostack)
+                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", $test!(),
+                $pred!(), "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {{{r0}}}, [%oxs]; }}",
+                w = out(reg32) $whole, p = in(reg64) $row, r0 = out(reg32) $r[0], options(nostack)
             ),
             (2, true) => asm!(
-                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{{r0}, {r1}}}, [%oxs]; }}",
-                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], r1 = out(reg32) r[1], options(nostack)
+                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", $test!(),
+                $pred!(), "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{{r0}, {r1}}}, [%oxs]; }}",
+                w = out(reg32) $whole, p = in(reg64) $row, r0 = out(reg32) $r[0], r1 = out(reg32) $r[1], options(nostack)
             ),
             _ => asm!(
-                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", WHOLE_WARP!(),
-                "@%oxw ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [%oxs]; }}",
-                w = out(reg32) whole, p = in(reg64) row, r0 = out(reg32) r[0], r1 = out(reg32) r[1], r2 = out(reg32) r[2], r3 = out(reg32) r[3],
-                options(nostack)
+                "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 %oxs, %oxg;", $test!(),
+                $pred!(), "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [%oxs]; }}",
+                w = out(reg32) $whole, p = in(reg64) $row, r0 = out(reg32) $r[0], r1 = out(reg32) $r[1], r2 = out(reg32) $r[2], r3 = out(reg32) $r[3], options(nostack)
             ),
         }
+    };
+}
+macro_rules! WHOLE_WARP_PRED {
+    () => {
+        "@%oxw "
+    };
+}
+macro_rules! NO_TEST {
+    () => {
+        "mov.u32 {w}, 1; "
+    };
+}
+macro_rules! NO_PRED {
+    () => {
+        ""
+    };
+}
+
+/// `ldmatrix` of `N` matrices (`TRANS`: `.trans`); `row` is this lane's 16-byte row in shared
+/// memory (generic address, checked by the caller), and whether it ran. `TEST`: only when the
+/// whole warp executes it together (otherwise the registers are 0); without, the caller has
+/// made sure of that.
+#[inline(always)]
+pub fn ldmatrix<const N: usize, const TRANS: bool, const TEST: bool>(
+    row: *const u8,
+    _checked: bool,
+) -> ([u32; N], bool) {
+    let (mut r, whole): ([u32; N], u32);
+    r = [0; N];
+    if TEST {
+        // SAFETY: `row` is a 16-byte aligned, in-bounds row of shared memory (checked by `tensor::ldmatrix`); the `ldmatrix` runs only when all 32 lanes reach it together (`WHOLE_WARP`), otherwise the caller panics. The braces scope the temporaries.
+        unsafe { ldmatrix_asm!(WHOLE_WARP, WHOLE_WARP_PRED, row, r, whole) }
+    } else {
+        // SAFETY: as above, except that the caller (`tensor`'s tile loaders) found all 32 lanes together right before, with no lane-dependent branch since.
+        unsafe { ldmatrix_asm!(NO_TEST, NO_PRED, row, r, whole) }
     }
     (r, whole != 0)
 }

@@ -565,24 +565,40 @@ impl sealed::Sealed for i16 {}
 impl Elem16 for i16 {}
 
 /// `ldmatrix` of `N` 8x8 matrices: this lane's row start is element `row` of `src` (8
-/// elements, 16-byte aligned).
+/// elements, 16-byte aligned), with the warp test (a panic when part of the warp calls it).
 #[inline(always)]
 #[track_caller]
 fn ldmatrix<T: Elem16, const N: usize, const TRANS: bool>(src: SharedSlice<T>, row: usize) -> [u32; N] {
+    ldmatrix_at::<N, TRANS, true>(ldmatrix_row(src, row))
+}
+
+/// The address of this lane's `ldmatrix` row (element `row` of `src`, 8 elements), checked to
+/// be in bounds and 16-byte aligned (a panic otherwise), and whether `src` was checked.
+#[inline(always)]
+#[track_caller]
+fn ldmatrix_row<T: Elem16>(src: SharedSlice<T>, row: usize) -> (*const u8, bool) {
     let (ptr, checked) = src.range_ptr(row, 8);
     if (ptr as usize) % 16 != 0 {
         misaligned("ldmatrix row", 16);
     }
+    (ptr as *const u8, checked)
+}
+
+/// `ldmatrix` from a row of [`ldmatrix_row`]. `TEST`: with the warp test; without, only right
+/// after a test of the caller's, with no lane-dependent branch (no bounds check) since.
+#[inline(always)]
+#[track_caller]
+fn ldmatrix_at<const N: usize, const TRANS: bool, const TEST: bool>((ptr, checked): (*const u8, bool)) -> [u32; N] {
     #[cfg(target_arch = "nvptx64")]
     {
-        let (r, whole) = imp::ldmatrix::<N, TRANS>(ptr as *const u8, checked);
-        if !whole {
+        let (r, whole) = imp::ldmatrix::<N, TRANS, TEST>(ptr, checked);
+        if TEST && !whole {
             super::warp::not_converged("ldmatrix");
         }
         r
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    imp::ldmatrix::<N, TRANS>(ptr as *const u8, checked)
+    imp::ldmatrix::<N, TRANS>(ptr, checked)
 }
 
 macro_rules! ldmatrix_fns {
@@ -618,6 +634,22 @@ impl<T: Mma<M16N8K16> + Elem16> FragA<T, M16N8K16> {
     }
 }
 
+impl<T: Mma<M16N8K16> + Elem16> FragA<T, M16N8K16> {
+    /// `M` blocks of 16 x 16 down the rows, block `i` at (`row0 + 16 i`, `col0`): [`load`](Self::load)
+    /// `M` times after one test that the whole warp is here (as [`mma_sync_grid`]).
+    #[inline(always)]
+    #[track_caller]
+    pub fn load_column<const M: usize>(src: SharedSlice<T>, ld: usize, row0: usize, col0: usize) -> [Self; M] {
+        let l = super::thread::lane_id() as usize;
+        // Every row is checked before the test (a lane failing a check panics there), so no
+        // lane-dependent branch separates the test from the loads.
+        let rows: [_; M] =
+            core::array::from_fn(|i| ldmatrix_row(src, (row0 + 16 * i + l % 16) * ld + col0 + l / 16 * 8));
+        super::warp::require_converged("FragA::load_column");
+        rows.map(|row| Self::from_regs(ldmatrix_at::<4, false, false>(row)))
+    }
+}
+
 impl<T: Mma<M16N8K16> + Elem16> FragB<T, M16N8K16> {
     /// The 16 x 8 block at (`k0`, `n0`) of a `K x N` row-major B in shared memory with `ld`
     /// elements per row (`ldmatrix.x2.trans`, a warp collective; alignment as [`FragA::load`]).
@@ -636,6 +668,27 @@ impl<T: Mma<M16N8K16> + Elem16> FragB<T, M16N8K16> {
         let l = super::thread::lane_id() as usize;
         let r = ldmatrix_x4_trans(src, (k0 + l % 16) * ld + n0 + l / 16 * 8);
         (Self::from_regs([r[0], r[1]]), Self::from_regs([r[2], r[3]]))
+    }
+
+    /// `N` (even) blocks of 16 x 8 side by side, block `j` at (`k0`, `n0 + 8 j`) of a row-major
+    /// B: [`load_trans_pair`](Self::load_trans_pair) `N / 2` times after one test that the whole
+    /// warp is here (as [`mma_sync_grid`]).
+    #[inline(always)]
+    #[track_caller]
+    pub fn load_trans_row<const N: usize>(src: SharedSlice<T>, ld: usize, k0: usize, n0: usize) -> [Self; N] {
+        const { assert!(N % 2 == 0, "FragB::load_trans_row::<N>: N must be even (one ldmatrix.x4 loads two blocks)") };
+        let l = super::thread::lane_id() as usize;
+        // As in `FragA::load_column`: every row checked, then the test, then the loads.
+        let rows: [_; N] =
+            core::array::from_fn(|p| ldmatrix_row(src, (k0 + l % 16) * ld + n0 + 16 * (p / 2) + l / 16 * 8));
+        super::warp::require_converged("FragB::load_trans_row");
+        let mut out = [Self::from_regs([0; 2]); N];
+        for p in 0..N / 2 {
+            let r = ldmatrix_at::<4, true, false>(rows[p]);
+            out[2 * p] = Self::from_regs([r[0], r[1]]);
+            out[2 * p + 1] = Self::from_regs([r[2], r[3]]);
+        }
+        out
     }
 
     /// The 16 x 8 block at (`k0`, `n0`) of B stored transposed (`N x K` row-major, like a

@@ -142,14 +142,14 @@ pub fn cp_async_expected(src: &[u32], t: usize) -> [u32; 8] {
     [at(8), at(9), 0, 0, src[k], src[k + 1], 0, 7777]
 }
 
-/// D (16 x 16) of the `loaders` kernel's loader `v` from lane outputs (24 per lane).
+/// D (16 x 16) of the `loaders` kernel's loader `v` from lane outputs (32 per lane).
 pub fn gather_loader(lanes: &[f32], v: usize) -> Vec<f32> {
     let mut d = vec![0f32; 256];
     for lane in 0..32u32 {
         for h in 0..2 {
             for i in 0..4 {
                 let (r, c) = FragC::<f32, M16N8K16>::coord(lane, i);
-                d[r * 16 + h * 8 + c] = lanes[lane as usize * 24 + v * 8 + h * 4 + i];
+                d[r * 16 + h * 8 + c] = lanes[lane as usize * 32 + v * 8 + h * 4 + i];
             }
         }
     }

@@ -72,10 +72,11 @@ pub fn ldmatrix_all(rows: &[u16], perm: &[u32], mut out: DisjointChunks<u32, 14>
 }
 
 /// `a` (16 x 32) times `b` (32 x 16), both row-major bf16, through shared memory and each B
-/// loader: `load_trans_pair`, `load_trans` and `load_nk` (from B transposed). Lane `l` writes
-/// 24 values: for each loader, for each 8-column half, its four D elements.
+/// loader: `load_trans_pair`, `load_trans`, `load_nk` (from B transposed), and the tile
+/// loaders `FragA::load_column` with `FragB::load_trans_row` into `mma_sync_grid`. Lane `l`
+/// writes 32 values: for each loader, for each 8-column half, its four D elements.
 #[kernel(block(32))]
-pub fn loaders(a: &[Bf16], b: &[Bf16], mut out: DisjointChunks<f32, 24>) {
+pub fn loaders(a: &[Bf16], b: &[Bf16], mut out: DisjointChunks<f32, 32>) {
     let sa = shared_array!(Bf16, 16 * 40); // padded rows (80 bytes): still 16-byte aligned
     let sb = shared_array!(Bf16, 32 * 24);
     let st = shared_array!(Bf16, 16 * 40);
@@ -86,8 +87,10 @@ pub fn loaders(a: &[Bf16], b: &[Bf16], mut out: DisjointChunks<f32, 24>) {
         st.set(e % 16 * 40 + e / 16, b[e]);
     }
     sync_warp(FULL_MASK);
-    let mut d = [[FragC::<f32, M16N8K16>::zero(); 2]; 3];
+    let mut d = [[FragC::<f32, M16N8K16>::zero(); 2]; 4];
     for k0 in [0, 16] {
+        let tile = FragB::load_trans_row::<2>(sb, 24, k0, 0);
+        mma_sync_grid(&FragA::load_column::<1>(sa, 40, 0, k0), &tile, core::array::from_mut(&mut d[3]));
         let fa = FragA::load(sa, 40, 0, k0);
         let (p0, p1) = FragB::load_trans_pair(sb, 24, k0, 0);
         let single = [FragB::load_trans(sb, 24, k0, 0), FragB::load_trans(sb, 24, k0, 8)];
@@ -100,7 +103,7 @@ pub fn loaders(a: &[Bf16], b: &[Bf16], mut out: DisjointChunks<f32, 24>) {
         }
     }
     if let Some(o) = out.get_mut(thread::index()) {
-        for v in 0..3 {
+        for v in 0..4 {
             for h in 0..2 {
                 for i in 0..4 {
                     o[v * 8 + h * 4 + i] = d[v][h].elems[i];

@@ -117,14 +117,14 @@ fn loaders() {
     let a: Vec<f32> = (0..512).map(|_| rng.unit()).collect();
     let b: Vec<f32> = (0..512).map(|_| rng.unit()).collect();
     let (ab, bb) = (check::bf16s(&a), check::bf16s(&b));
-    let mut out = s.alloc_zeros::<f32>(32 * 24).unwrap();
+    let mut out = s.alloc_zeros::<f32>(32 * 32).unwrap();
     kernels::launch_loaders(s, 1u32, 32u32, &s.clone_htod(&ab).unwrap(), &s.clone_htod(&bb).unwrap(), &mut out)
         .unwrap();
     synchronize(s).unwrap();
     let out = s.clone_dtoh(&out).unwrap();
     let exact = |x: &[oxide_rt::Bf16]| x.iter().map(|v| v.to_f32() as f64).collect::<Vec<_>>();
     let (ae, be) = (exact(&ab), exact(&bb));
-    for v in 0..3 {
+    for v in 0..4 {
         let d = check::gather_loader(&out, v);
         for e in 0..256 {
             let want: f64 = (0..32).map(|l| ae[e / 16 * 32 + l] * be[l * 16 + e % 16]).sum();
