@@ -678,13 +678,14 @@ impl<T: Mma<M16N8K16> + Elem16> FragB<T, M16N8K16> {
     pub fn load_trans_row<const N: usize>(src: SharedSlice<T>, ld: usize, k0: usize, n0: usize) -> [Self; N] {
         const { assert!(N % 2 == 0, "FragB::load_trans_row::<N>: N must be even (one ldmatrix.x4 loads two blocks)") };
         let l = super::thread::lane_id() as usize;
-        // As in `FragA::load_column`: every row checked, then the test, then the loads.
+        // As in `FragA::load_column`: every row checked, then the test, then the loads. Entry
+        // `j` is the row of pair `j / 2` (each held twice: `N / 2` is no array length here).
         let rows: [_; N] =
-            core::array::from_fn(|p| ldmatrix_row(src, (k0 + l % 16) * ld + n0 + 16 * (p / 2) + l / 16 * 8));
+            core::array::from_fn(|j| ldmatrix_row(src, (k0 + l % 16) * ld + n0 + 16 * (j / 2) + l / 16 * 8));
         super::warp::require_converged("FragB::load_trans_row");
         let mut out = [Self::from_regs([0; 2]); N];
         for p in 0..N / 2 {
-            let r = ldmatrix_at::<4, true, false>(rows[p]);
+            let r = ldmatrix_at::<4, true, false>(rows[2 * p]);
             out[2 * p] = Self::from_regs([r[0], r[1]]);
             out[2 * p + 1] = Self::from_regs([r[2], r[3]]);
         }
