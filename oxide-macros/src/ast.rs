@@ -245,14 +245,23 @@ pub fn classify(ty: &Type) -> ArgKind {
             let Some(last) = p.path.segments.last() else { return ArgKind::Invalid };
             // `DisjointSlice<T>`, `DisjointChunks<T, N>` and `DisjointStrided<T, N>` (N may
             // parse as a type).
-            let chunks =
-                ["DisjointChunks", "DisjointStrided", "DisjointTiles", "DisjointMmaTiles", "DisjointWgmmaTiles"]
-                    .iter()
-                    .any(|n| last.ident == n);
+            let chunks = [
+                "DisjointChunks",
+                "DisjointStrided",
+                "DisjointTiles",
+                "DisjointMmaTiles",
+                "DisjointWgmmaTiles",
+                "DisjointPersistentWgmmaTiles",
+            ]
+            .iter()
+            .any(|n| last.ident == n);
             let shape = match last.ident.to_string().as_str() {
-                "DisjointSlice2d" | "DisjointRows" | "DisjointTiles" | "DisjointMmaTiles" | "DisjointWgmmaTiles" => {
-                    Some(OutShape::D2)
-                }
+                "DisjointSlice2d"
+                | "DisjointRows"
+                | "DisjointTiles"
+                | "DisjointMmaTiles"
+                | "DisjointWgmmaTiles"
+                | "DisjointPersistentWgmmaTiles" => Some(OutShape::D2),
                 "DisjointSlice3d" => Some(OutShape::D3),
                 "DisjointXorPairs" | "DisjointButterflies" => Some(OutShape::Pairs),
                 "DisjointAppend" => Some(OutShape::Append),

@@ -96,6 +96,7 @@ use proc_macro::TokenStream;
 /// | `DisjointTiles<T, TH, TW, G, DOWN>` | `Slice2d::new(&mut buf, cols)` | `Slice2d::new(&mut vec, cols)` | block `(bx, by)` the `TH x TW` tile at `(by*TH, bx*TW)` (`DOWN`: `(bx*TH, by*TW)`); its thread `(tx, ty)` rows and columns in groups of `G`, round-robin |
 /// | `DisjointMmaTiles<T, BM, BN, WM, WN>` | `Slice2d::new(&mut buf, cols)` | `Slice2d::new(&mut vec, cols)` | block `(bx, by)` the `BM x BN` tile at `(by*BM, bx*BN)`; its warp `w` the `WM x WN` sub-tile `w`; its lane the elements of its MMA accumulator fragments |
 /// | `DisjointWgmmaTiles<T, BM, BN, WG0, GROUP>` | `Slice2d::new(&mut buf, cols)` | `Slice2d::new(&mut vec, cols)` | block `(bx, by)` a `BM x BN` tile (in groups of `GROUP` tile-rows); its warpgroup `WG0 + c` rows `64c..64c+64` of it; its thread the elements of its wgmma accumulator |
+/// | `DisjointPersistentWgmmaTiles<T, BM, BN, WG0, GROUP>` | `Slice2d::new(&mut buf, cols)` | `Slice2d::new(&mut vec, cols)` | block `b` of `B` tiles `b, b + B, …` in turn (`next_tile()`); in each, as `DisjointWgmmaTiles` |
 /// | `DisjointAppend<T>` | `Append::new(&mut buf, &mut count)`, `count` a `CudaSlice<u64>` | `Append::new(&mut vec, &mut count)`, `count` a `[u64]` | whoever pushes: each `push` claims the next element |
 /// | `DisjointPerWarp<T>` | as `DisjointSlice` | as `DisjointSlice` | warp `w` of the launch element `w`, by its lane 0 |
 /// | `DisjointPerBlock<T>` | as `DisjointSlice` | as `DisjointSlice` | block `b` element `b`, by its thread 0 |

@@ -217,7 +217,7 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
         (ArgKind::Invalid, Type::Reference(r)) if r.mutability.is_some() => err(at(&ty), format!(
             "`{shown}` would be shared mutably by every GPU thread (aliasing); hint: take an output type that says which thread owns which element: \
              `DisjointSlice<T>` (one element per thread), `DisjointSlice2d<T>` / `DisjointSlice3d<T>` (row-major by the thread's (x, y[, z]), width from the host), \
-             `DisjointChunks<T, N>` / `DisjointStrided<T, N>` (N elements per thread), `DisjointRows<T>` (a row per block), `DisjointTiles<T, TH, TW>` (a tile per block), `DisjointMmaTiles<T, BM, BN, WM, WN>` (tensor-core accumulators), `DisjointAppend<T>` (claimed by `push`: compaction), \
+             `DisjointChunks<T, N>` / `DisjointStrided<T, N>` (N elements per thread), `DisjointRows<T>` (a row per block), `DisjointTiles<T, TH, TW>` (a tile per block), `DisjointMmaTiles<T, BM, BN, WM, WN>` / `DisjointWgmmaTiles` / `DisjointPersistentWgmmaTiles` (tensor-core accumulators), `DisjointAppend<T>` (claimed by `push`: compaction), \
              `DisjointPerWarp<T>` / `DisjointPerBlock<T>` (one element per warp / block), `DisjointXorPairs<T>` / `DisjointButterflies<T>` (sorting-network and FFT pairs), \
              or atomics for outputs many threads update (`&[AtomicU32]`, `Matrix<AtomicF32>`); README \"Writing outputs\" shows each"
         )),

@@ -46,19 +46,21 @@ impl Elem for F16 {}
 /// 128-byte-swizzled boxes (128 rows of A, 256 rows of `bt`), so both operands land K-major as
 /// wgmma reads them. `k` is A's and `bt`'s column count.
 ///
-/// Warp specialisation: one thread of warpgroup 0 streams k-tiles into a `STAGES`-deep ring
-/// with TMA, each stage's `full` barrier counting the bytes in; the consumer warpgroups wait for
-/// a stage, multiply it (four `wgmma.m64n256k16` each, one group) while the next stages load,
-/// and — once their group of the previous k-tile has finished — release that stage on its
-/// `empty` barrier (one arrival per warp), which the producer waits for before refilling it.
-/// `warpgroup_registers` (`setmaxnreg`) moves registers from the producer to the consumers,
-/// which hold 128 accumulators each.
+/// Persistent: the launch has one block per SM and each block takes C's 128 x 256 tiles in
+/// turn (`c.next_tile()`). Warp specialisation: one thread of warpgroup 0 streams k-tiles into
+/// a `STAGES`-deep ring with TMA, each stage's `full` barrier counting the bytes in; the
+/// consumer warpgroups wait for a stage, multiply it (four `wgmma.m64n256k16` each, one group)
+/// while the next stages load, and — once their group of the previous k-tile has finished —
+/// release that stage on its `empty` barrier (one arrival per warp), which the producer waits
+/// for before refilling it. The ring runs on across tiles, so the producer loads the next tile's
+/// first k-tiles while the consumers store the last one. `warpgroup_registers` (`setmaxnreg`)
+/// moves registers from the producer to the consumers, which hold 128 accumulators each.
 #[inline(always)]
 fn gemm<T: Elem, const GROUP: usize>(
     a: TensorMap<T, 2>,
     bt: TensorMap<T, 2>,
     k: u32,
-    c: &mut DisjointWgmmaTiles<T, BM, BN, FIRST_CONSUMER, GROUP>,
+    c: &mut DisjointPersistentWgmmaTiles<T, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
     const NC: usize = CONSUMERS;
     const A_TILES: usize = CONSUMERS * STAGES;
@@ -73,79 +75,93 @@ fn gemm<T: Elem, const GROUP: usize>(
     let full = mbarriers!(STAGES).init_async(1);
     let empty = mbarriers!(STAGES).init_async(4 * NC as u32);
     let t = thread::thread_rank() as usize;
-    let (row0, col0) = c.origin();
     let k_tiles = (k as usize).div_ceil(BK);
+    // k-tiles through the ring so far, over all of this block's tiles: `step % STAGES` is the
+    // next one's stage, `step / STAGES` how often that stage was filled before.
+    let mut step = 0usize;
 
     let Role::Consumer(consumer) = warpgroup_registers::<{ FIRST_CONSUMER as u32 }, 40, 232>() else {
         if t == 0 {
             let bytes = a.box_bytes() + bt.box_bytes();
-            for kt in 0..k_tiles {
-                let (s, use_) = (kt % STAGES, kt / STAGES);
-                if use_ > 0 {
-                    // Every consumer is done with this stage's previous k-tile.
-                    empty.get(s).wait_parity((use_ - 1) as u32 % 2);
+            while let Some(tile) = c.next_tile() {
+                let (row0, col0) = tile.origin();
+                for kt in 0..k_tiles {
+                    let (s, use_) = (step % STAGES, step / STAGES);
+                    if use_ > 0 {
+                        // Every consumer is done with this stage's previous k-tile.
+                        empty.get(s).wait_parity((use_ - 1) as u32 % 2);
+                    }
+                    let bar = full.get(s);
+                    bar.arrive_expect_tx(bytes);
+                    let k0 = (kt * BK) as i32;
+                    a.load(ring_a.tiles(NC * s, NC), [k0, row0 as i32], bar);
+                    bt.load(ring_b.tile(s), [k0, col0 as i32], bar);
+                    step += 1;
                 }
-                let bar = full.get(s);
-                bar.arrive_expect_tx(bytes);
-                let k0 = (kt * BK) as i32;
-                a.load(ring_a.tiles(NC * s, NC), [k0, row0 as i32], bar);
-                bt.load(ring_b.tile(s), [k0, col0 as i32], bar);
             }
         }
         return;
     };
 
     let part = consumer as usize % NC;
-    let mut acc = WgAcc::<M64N256K16>::zero().start();
-    for kt in 0..k_tiles {
-        let s = kt % STAGES;
-        full.get(s).wait_parity((kt / STAGES) as u32 % 2);
-        // Nothing but wgmmas between the fence and the commit: ptxas keeps them one
-        // asynchronous group (a branch in between, e.g. a bounds check, serialises them).
-        let (ta, tb) = (NC * s + part, s);
-        fence();
-        acc.mma_async(ring_a.desc::<0>(ta), ring_b.desc::<0>(tb), kt > 0);
-        acc.mma_async(ring_a.desc::<16>(ta), ring_b.desc::<16>(tb), true);
-        acc.mma_async(ring_a.desc::<32>(ta), ring_b.desc::<32>(tb), true);
-        acc.mma_async(ring_a.desc::<48>(ta), ring_b.desc::<48>(tb), true);
-        // Keep this k-tile's group in flight; the previous one is done, so its stage is free.
-        // (Waiting for this group and freeing its stage at once measured the same on the H200.)
-        acc.commit_wait::<1>();
-        if kt > 0 && thread::lane_id() == 0 {
-            empty.get((kt - 1) % STAGES).arrive();
-        }
-    }
-    let acc = acc.finish();
-
-    for i in (0..BN / 2).step_by(2) {
-        let [x, y] = T::pair_from_f32(acc.get(i), acc.get(i + 1));
-        if let Some(p) = c.pair_mut(i) {
-            *p = [x, y];
-        } else {
-            if let Some(o) = c.get_mut(i) {
-                *o = x;
+    while let Some(mut tile) = c.next_tile() {
+        let mut acc = WgAcc::<M64N256K16>::zero().start();
+        for kt in 0..k_tiles {
+            let s = step % STAGES;
+            full.get(s).wait_parity((step / STAGES) as u32 % 2);
+            // Nothing but wgmmas between the fence and the commit: ptxas keeps them one
+            // asynchronous group (a branch in between, e.g. a bounds check, serialises them).
+            let (ta, tb) = (NC * s + part, s);
+            fence();
+            acc.mma_async(ring_a.desc::<0>(ta), ring_b.desc::<0>(tb), kt > 0);
+            acc.mma_async(ring_a.desc::<16>(ta), ring_b.desc::<16>(tb), true);
+            acc.mma_async(ring_a.desc::<32>(ta), ring_b.desc::<32>(tb), true);
+            acc.mma_async(ring_a.desc::<48>(ta), ring_b.desc::<48>(tb), true);
+            // Keep this k-tile's group in flight; the previous one is done, so its stage is free.
+            // (Waiting for this group and freeing its stage at once measured the same on the H200.)
+            acc.commit_wait::<1>();
+            if kt > 0 && thread::lane_id() == 0 {
+                empty.get((step - 1) % STAGES).arrive();
             }
-            if let Some(o) = c.get_mut(i + 1) {
-                *o = y;
+            step += 1;
+        }
+        let acc = acc.finish();
+        // Every group is done: the tile's last stage is free for the next tile's loads.
+        if k_tiles > 0 && thread::lane_id() == 0 {
+            empty.get((step - 1) % STAGES).arrive();
+        }
+
+        for i in (0..BN / 2).step_by(2) {
+            let [x, y] = T::pair_from_f32(acc.get(i), acc.get(i + 1));
+            if let Some(p) = tile.pair_mut(i) {
+                *p = [x, y];
+            } else {
+                if let Some(o) = tile.get_mut(i) {
+                    *o = x;
+                }
+                if let Some(o) = tile.get_mut(i + 1) {
+                    *o = y;
+                }
             }
         }
     }
 }
 
-/// Tile-rows per group of the block order (see `DisjointWgmmaTiles`): blocks launched together
-/// share rows of A and columns of B in L2.
+/// Tile-rows per group of the tile order (see `DisjointPersistentWgmmaTiles`): blocks working at
+/// the same time share rows of A and columns of B in L2.
 pub const GROUP: usize = 8;
 
 /// `C = A * B` in bf16 (f32 accumulation): `a` maps A (`m x k`), `bt` maps B transposed
 /// (`n x k`), both row-major with boxes of 64 columns x 128 rows (`a`) / 256 rows (`bt`) and
-/// 128-byte swizzle (the host builds them); C is `m x n` row-major. A block of three warpgroups
-/// computes a 128 x 256 tile of C: a TMA producer and two wgmma consumers (see `gemm`).
+/// 128-byte swizzle (the host builds them); C is `m x n` row-major. Launch at most one block
+/// per SM: each block of three warpgroups, a TMA producer and two wgmma consumers, computes
+/// 128 x 256 tiles of C in turn (see `gemm`).
 #[kernel(block(THREADS), launch_bounds(384, 1))]
 pub fn hopper_gemm_bf16(
     a: TensorMap<Bf16, 2>,
     bt: TensorMap<Bf16, 2>,
     k: u32,
-    mut c: DisjointWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
+    mut c: DisjointPersistentWgmmaTiles<Bf16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
     gemm::<_, GROUP>(a, bt, k, &mut c);
 }
@@ -156,7 +172,7 @@ pub fn hopper_gemm_f16(
     a: TensorMap<F16, 2>,
     bt: TensorMap<F16, 2>,
     k: u32,
-    mut c: DisjointWgmmaTiles<F16, BM, BN, FIRST_CONSUMER, GROUP>,
+    mut c: DisjointPersistentWgmmaTiles<F16, BM, BN, FIRST_CONSUMER, GROUP>,
 ) {
     gemm::<_, GROUP>(a, bt, k, &mut c);
 }

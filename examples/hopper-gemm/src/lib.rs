@@ -102,10 +102,12 @@ pub fn reference_at<T: Elem>(p: &Problem<T>, i: usize, j: usize) -> (f64, f64) {
     (dot, (p.k as f64 + 2.0) * u * abs * 1.01 + dot.abs() * T::ROUNDING * 1.01)
 }
 
-/// One block per 128 x 256 tile of C, 193 KiB of dynamic shared memory.
-pub fn config(m: usize, n: usize) -> LaunchConfig {
-    LaunchConfig::new((n.div_ceil(BN) as u32, m.div_ceil(BM) as u32, 1), (THREADS, 1, 1))
-        .shared_mem_bytes(SHARED_BYTES as u32)
+/// `blocks` blocks (one per SM fills the GPU, fewer when C has fewer 128 x 256 tiles), each
+/// taking tiles in turn, with 193 KiB of dynamic shared memory.
+pub fn config(m: usize, n: usize, blocks: u32) -> LaunchConfig {
+    let tiles = m.div_ceil(BM) * n.div_ceil(BN);
+    let blocks = (blocks as usize).min(tiles).max(1) as u32;
+    LaunchConfig::new((blocks, 1, 1), (THREADS, 1, 1)).shared_mem_bytes(SHARED_BYTES as u32)
 }
 
 /// `Err` naming the fix when the problem cannot run (k not a multiple of 8, sizes past the limits).
@@ -154,19 +156,31 @@ pub fn maps<'a, T: Elem>(
     Ok((TensorMap::new(&g.a, desc(p.m, A_BOX_ROWS))?, TensorMap::new(&g.bt, desc(p.n, BN))?))
 }
 
-/// One launch with maps already made (the benchmark's unit).
+/// One launch with maps already made (the benchmark's unit), of `blocks` blocks (see
+/// [`config`]; `oxide_rt::host::multiprocessors` fills the GPU).
 pub fn launch<T: Elem>(
     stream: &Arc<CudaStream>,
     p: &Problem<T>,
     (a, bt): &(TensorMap<'_, T, 2>, TensorMap<'_, T, 2>),
     c: &mut CudaSlice<T>,
+    blocks: u32,
 ) -> Result<(), oxide_rt::Error> {
-    T::launch(stream, config(p.m, p.n), a, bt, p.k as u32, Slice2d::new(c, p.n))
+    T::launch(stream, config(p.m, p.n, blocks), a, bt, p.k as u32, Slice2d::new(c, p.n))
 }
 
+/// C on the GPU, one block per SM.
 pub fn run_gpu<T: Elem>(stream: &Arc<CudaStream>, p: &Problem<T>) -> Result<Vec<T>, oxide_rt::Error> {
+    run_gpu_blocks(stream, p, oxide_rt::host::multiprocessors(stream)?)
+}
+
+/// C on the GPU from `blocks` blocks (few blocks: each takes many tiles).
+pub fn run_gpu_blocks<T: Elem>(
+    stream: &Arc<CudaStream>,
+    p: &Problem<T>,
+    blocks: u32,
+) -> Result<Vec<T>, oxide_rt::Error> {
     let (g, mut c) = upload(stream, p)?;
-    launch(stream, p, &maps(p, &g)?, &mut c)?;
+    launch(stream, p, &maps(p, &g)?, &mut c, blocks)?;
     oxide_rt::host::synchronize(stream)?;
     stream.clone_dtoh(&c).map_err(err("copying C back"))
 }

@@ -85,7 +85,8 @@ fn bench_one<T: Elem>(gpu: &Gpu, size: usize) -> Result<(), Box<dyn Error>> {
     let p = hopper_gemm::problem::<T>(7, size, size, size);
     let (g, mut c) = hopper_gemm::upload(s, &p)?;
     let maps = hopper_gemm::maps(&p, &g)?;
-    let median = time(gpu, || hopper_gemm::launch(s, &p, &maps, &mut c))?;
+    let blocks = oxide_rt::host::multiprocessors(s)?;
+    let median = time(gpu, || hopper_gemm::launch(s, &p, &maps, &mut c, blocks))?;
     let tflops = 2.0 * (size as f64).powi(3) / (median * 1e-3) / 1e12;
     println!("hopper_gemm_{},{size},{median:.4},{tflops:.1}", T::NAME);
     // A spot check that the timed kernel computes the product.

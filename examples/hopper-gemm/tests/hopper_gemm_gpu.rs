@@ -1,6 +1,6 @@
 //! The kernels on the GPU against the f64 reference, bf16 and f16, including ragged edges.
 //! Skips (printing why) without a GPU, unless OXIDE_REQUIRE_GPU=1.
-use hopper_gemm::{compare, problem, run_gpu, Elem};
+use hopper_gemm::{compare, problem, run_gpu, run_gpu_blocks, Elem};
 use oxide_rt::{Bf16, F16};
 
 fn gpu() -> Option<oxide_rt::host::Gpu> {
@@ -36,6 +36,21 @@ fn bf16_matches_reference() {
 fn f16_matches_reference() {
     let Some(g) = gpu() else { return };
     sizes::<F16>(&g);
+}
+
+/// Few blocks for many tiles: each block takes its tiles round after round, the ring of stages
+/// running on from one tile into the next (ragged edges, k of one k-tile and of many).
+#[test]
+fn persistent_blocks_take_many_tiles() {
+    let Some(g) = gpu() else { return };
+    for &(m, n, k, blocks) in &[(1000, 1032, 520, 3), (640, 776, 64, 5), (384, 512, 1000, 1), (130, 264, 8, 2)] {
+        let p = problem::<Bf16>((m * n + k) as u64, m, n, k);
+        let got = run_gpu_blocks(&g.stream, &p, blocks).unwrap();
+        compare(&p, &got, 1).unwrap_or_else(|e| panic!("{m} x {n} x {k} on {blocks} blocks: {e}"));
+        let p = problem::<F16>((m * n + k) as u64, m, n, k);
+        let got = run_gpu_blocks(&g.stream, &p, blocks).unwrap();
+        compare(&p, &got, 1).unwrap_or_else(|e| panic!("f16 {m} x {n} x {k} on {blocks} blocks: {e}"));
+    }
 }
 
 #[test]

@@ -92,4 +92,4 @@ pub use tensor::DisjointMmaTiles;
 pub use thread::{ThreadIndex, WARP_SIZE};
 pub use tma::TensorMap;
 pub use warp::FULL_MASK;
-pub use wgmma::DisjointWgmmaTiles;
+pub use wgmma::{DisjointPersistentWgmmaTiles, DisjointWgmmaTiles};

@@ -680,29 +680,17 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize>
     /// `None` for a warpgroup that owns none.
     #[inline(always)]
     pub fn piece_origin(&self) -> Option<(usize, usize)> {
-        let () = Self::SHAPE_OK;
         if super::thread::grid_dim().z != 1 {
             return None;
         }
-        let g = super::thread::thread_rank() as usize / 128;
-        if g < WG0 || g >= WG0 + BM / 64 {
-            return None;
-        }
-        let (r, c) = self.origin();
-        Some((r + (g - WG0) * 64, c))
+        piece_origin::<BM, WG0>(self.origin())
     }
 
     /// Matrix row and column of this thread's element `i`, or `None` when it has none: `i >=
     /// BN / 2`, past the matrix, or a warpgroup or launch that owns nothing.
     #[inline(always)]
     pub fn position(&self, i: usize) -> Option<(usize, usize)> {
-        if i >= BN / 2 {
-            return None;
-        }
-        let (r0, c0) = self.piece_origin()?;
-        let (r, c) = WgAcc::<M64N64K16>::coord(super::thread::thread_rank() % 128, i);
-        let (row, col) = (r0 + r, c0 + c);
-        (row < self.rows && col < self.cols()).then_some((row, col))
+        element_position::<BN>(self.piece_origin()?, i, self.rows, self.cols())
     }
 
     /// This thread's element `i` (see [`position`](Self::position)).
@@ -718,16 +706,45 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize>
     /// pair would be misaligned) — then store them one by one with [`get_mut`](Self::get_mut).
     #[inline(always)]
     pub fn pair_mut(&mut self, i: usize) -> Option<&mut [T; 2]> {
-        if i % 2 != 0 || self.cols % 2 != 0 {
-            return None;
-        }
-        let (row, col) = self.position(i)?;
-        if col + 1 >= self.cols() {
-            return None;
-        }
-        // SAFETY: both elements are in bounds (`col + 1 < cols`, `row < rows`) and owned by this thread (elements `i` and `i + 1` are columns `col` and `col + 1`, see `WgAcc::coord`); `col` and `cols` are even and the buffer is aligned for `T`, and the launchers hand out allocations aligned to 256 bytes, so the pair is aligned for `[T; 2]`.
+        let (row, col) = pair_position(self.position(i)?, i, self.cols())?;
+        // SAFETY: both elements are in bounds (`col + 1 < cols`, `row < rows`, checked by `pair_position` and `position`) and owned by this thread (elements `i` and `i + 1` are columns `col` and `col + 1`, see `WgAcc::coord`); `col` and `cols` are even and the buffer is aligned for `T`, and the launchers hand out allocations aligned to 256 bytes, so the pair is aligned for `[T; 2]`.
         Some(unsafe { &mut *(self.ptr.as_ptr().add(row * self.cols() + col) as *mut [T; 2]) })
     }
+}
+
+/// Top-left element of this thread's warpgroup's 64-row piece of the `BM`-row tile at
+/// `origin`, or `None` for a warpgroup outside `WG0..WG0 + BM / 64`.
+#[inline(always)]
+fn piece_origin<const BM: usize, const WG0: usize>(origin: (usize, usize)) -> Option<(usize, usize)> {
+    let g = super::thread::thread_rank() as usize / 128;
+    if g < WG0 || g >= WG0 + BM / 64 {
+        return None;
+    }
+    Some((origin.0 + (g - WG0) * 64, origin.1))
+}
+
+/// Matrix position of this thread's accumulator element `i` of the 64 x BN piece at `piece`,
+/// or `None` past `BN / 2` or past the `rows x cols` matrix.
+#[inline(always)]
+fn element_position<const BN: usize>(
+    piece: (usize, usize),
+    i: usize,
+    rows: usize,
+    cols: usize,
+) -> Option<(usize, usize)> {
+    if i >= BN / 2 {
+        return None;
+    }
+    let (r, c) = WgAcc::<M64N64K16>::coord(super::thread::thread_rank() % 128, i);
+    let (row, col) = (piece.0 + r, piece.1 + c);
+    (row < rows && col < cols).then_some((row, col))
+}
+
+/// `pos` (element `i`'s position) when elements `i` and `i + 1` can be stored as one aligned
+/// pair: `i` and `cols` even, `col + 1` inside the row.
+#[inline(always)]
+fn pair_position((row, col): (usize, usize), i: usize, cols: usize) -> Option<(usize, usize)> {
+    (i % 2 == 0 && cols % 2 == 0 && col + 1 < cols).then_some((row, col))
 }
 
 impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> super::slice::OutputSlice
@@ -740,6 +757,149 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> 
         let ptr = unsafe { core::ptr::NonNull::new_unchecked(ptr) };
         // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (contract 4).
         DisjointWgmmaTiles { ptr, len, cols: shape[0] as u32, rows: shape[1], _borrow: PhantomData }
+    }
+}
+
+/// The accumulators of a *persistent* warpgroup-tiled wgmma kernel: like
+/// [`DisjointWgmmaTiles`], but the launch has as many blocks as fit on the GPU at once (any
+/// grid shape) and each block takes the matrix's tiles in turn with
+/// [`next_tile`](Self::next_tile), so a block's next tile streams into shared memory while its
+/// consumers still store the last one. The host passes `Slice2d::new(&mut buf, cols)`.
+///
+/// * The `BM x BN` tiles of the matrix (`ceil(rows / BM)` tile-rows of `ceil(cols / BN)`) are
+///   numbered `L` in the grouped order of [`DisjointWgmmaTiles`] (`GROUP` tile-rows at a time,
+///   column by column within a group).
+/// * Block `b` (linear: `(bz * gy + by) * gx + bx`) of a launch of `B` blocks takes tiles
+///   `b`, `b + B`, `b + 2B`, … : its `r`-th call of `next_tile` hands out tile `b + r B`
+///   (`None` once that is past the last tile).
+/// * Within a tile, warpgroup `WG0 + c` owns rows `64c..64c + 64` and its thread `t` the
+///   elements at [`WgAcc::coord`]`(t, i)` of them, as in [`DisjointWgmmaTiles`].
+///
+/// Why no two threads meet: `b + r B = b' + r' B` with `b, b' < B` means `b = b'` and
+/// `r = r'`, so the tiles of different blocks differ, as do one thread's tiles of different
+/// rounds (which `&mut self` keeps one at a time); within a tile the warpgroups' rows and the
+/// threads' coordinates are disjoint. `BM`, `BN`, `WG0`, `GROUP` are in the type and `cols`
+/// comes from the host, so all threads agree on the numbering.
+pub struct DisjointPersistentWgmmaTiles<'a, T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> {
+    ptr: core::ptr::NonNull<T>,
+    len: usize,
+    /// At most `u32::MAX` (the launchers refuse more).
+    cols: u32,
+    /// `len / cols`, from the launcher.
+    rows: usize,
+    /// Tiles this thread has taken.
+    round: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+super::slice::output_len!(DisjointPersistentWgmmaTiles, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize);
+
+impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize>
+    DisjointPersistentWgmmaTiles<'_, T, BM, BN, WG0, GROUP>
+{
+    const SHAPE_OK: () = DisjointWgmmaTiles::<T, BM, BN, WG0, GROUP>::SHAPE_OK;
+
+    /// Columns of the matrix, as the host passed them.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols as usize
+    }
+
+    /// Whole rows in the buffer (`len / cols`).
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Tile-rows and tile-columns of the matrix: `(ceil(rows / BM), ceil(cols / BN))`.
+    #[inline(always)]
+    pub fn tile_grid(&self) -> (usize, usize) {
+        let () = Self::SHAPE_OK;
+        (self.rows.div_ceil(BM), self.cols().div_ceil(BN))
+    }
+
+    /// This block's next tile (see the type's docs), or `None` when it has taken its last.
+    /// Every thread of the block calls it as often: the producers too, for the tile's origin.
+    #[inline(always)]
+    pub fn next_tile(&mut self) -> Option<WgmmaTile<'_, T, BM, BN, WG0>> {
+        let (b, g) = (super::thread::block_idx(), super::thread::grid_dim());
+        let blocks = g.x as usize * g.y as usize * g.z as usize;
+        let block = (b.z as usize * g.y as usize + b.y as usize) * g.x as usize + b.x as usize;
+        let (gy, gx) = self.tile_grid();
+        let l = self.round.checked_mul(blocks)?.checked_add(block)?;
+        if l >= gy * gx {
+            return None;
+        }
+        self.round += 1;
+        let (tm, tn) = grouped(l % gx, l / gx, gx, gy, GROUP);
+        Some(WgmmaTile {
+            ptr: self.ptr,
+            cols: self.cols,
+            rows: self.rows,
+            origin: (tm * BM, tn * BN),
+            _borrow: PhantomData,
+        })
+    }
+}
+
+impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> super::slice::OutputSlice
+    for DisjointPersistentWgmmaTiles<'_, T, BM, BN, WG0, GROUP>
+{
+    type Elem = T;
+    #[inline(always)]
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+        // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3.
+        let ptr = unsafe { core::ptr::NonNull::new_unchecked(ptr) };
+        // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (contract 4).
+        DisjointPersistentWgmmaTiles { ptr, len, cols: shape[0] as u32, rows: shape[1], round: 0, _borrow: PhantomData }
+    }
+}
+
+/// One `BM x BN` tile of a [`DisjointPersistentWgmmaTiles`], this thread's part of it: the
+/// methods of [`DisjointWgmmaTiles`] for the tile at [`origin`](Self::origin).
+pub struct WgmmaTile<'t, T, const BM: usize, const BN: usize, const WG0: usize> {
+    ptr: core::ptr::NonNull<T>,
+    cols: u32,
+    rows: usize,
+    origin: (usize, usize),
+    _borrow: PhantomData<&'t mut [T]>,
+}
+
+impl<T, const BM: usize, const BN: usize, const WG0: usize> WgmmaTile<'_, T, BM, BN, WG0> {
+    /// Row and column of the tile's top-left element.
+    #[inline(always)]
+    pub fn origin(&self) -> (usize, usize) {
+        self.origin
+    }
+
+    /// Top-left element of this thread's warpgroup's 64 x BN piece, or `None` for a warpgroup
+    /// that owns none.
+    #[inline(always)]
+    pub fn piece_origin(&self) -> Option<(usize, usize)> {
+        piece_origin::<BM, WG0>(self.origin)
+    }
+
+    /// Matrix row and column of this thread's element `i`, or `None` when it has none.
+    #[inline(always)]
+    pub fn position(&self, i: usize) -> Option<(usize, usize)> {
+        element_position::<BN>(self.piece_origin()?, i, self.rows, self.cols as usize)
+    }
+
+    /// This thread's element `i` (see [`position`](Self::position)).
+    #[inline(always)]
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        let (row, col) = self.position(i)?;
+        // SAFETY: `row < rows = len / cols` and `col < cols` (checked by `position`), so in bounds; this thread's alone in this tile, and the tile this thread's alone in the launch (see `DisjointPersistentWgmmaTiles`); `&mut self` stops this thread from taking it twice.
+        Some(unsafe { &mut *self.ptr.as_ptr().add(row * self.cols as usize + col) })
+    }
+
+    /// This thread's elements `i` and `i + 1` as one pair (see
+    /// [`DisjointWgmmaTiles::pair_mut`]).
+    #[inline(always)]
+    pub fn pair_mut(&mut self, i: usize) -> Option<&mut [T; 2]> {
+        let (row, col) = pair_position(self.position(i)?, i, self.cols as usize)?;
+        // SAFETY: as in `DisjointWgmmaTiles::pair_mut`: both elements in bounds and this thread's, the pair aligned (even `col` and `cols`, 256-byte aligned allocations).
+        Some(unsafe { &mut *(self.ptr.as_ptr().add(row * self.cols as usize + col) as *mut [T; 2]) })
     }
 }
 

@@ -51,6 +51,16 @@ pub fn gpu_available() -> bool {
     })
 }
 
+/// Streaming multiprocessors of the GPU `stream` runs on: how many blocks of a persistent
+/// kernel (one block per SM, e.g. `DisjointPersistentWgmmaTiles`) to launch.
+pub fn multiprocessors(stream: &CudaStream) -> Result<u32, Error> {
+    let sms = stream
+        .context()
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(driver_err("reading the GPU's multiprocessor count"))?;
+    Ok(sms.max(1) as u32)
+}
+
 /// A CUDA context and its default stream, created without cudarc's panic when no driver exists.
 #[derive(Clone, Debug)]
 pub struct Gpu {

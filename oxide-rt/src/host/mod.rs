@@ -12,7 +12,7 @@ mod tensor_map;
 pub use args::{Append, DeviceInput, DeviceOutput, Matrix, Pairs, Slice2d, Slice3d};
 pub use cpu::{cpu_checks, set_cpu_checks, set_cpu_watchdog, DEFAULT_WATCHDOG_MS};
 pub use error::{CpuCheck, Error};
-pub use gpu::{gpu_available, Gpu, MAX_LOCAL_PER_THREAD};
+pub use gpu::{gpu_available, multiprocessors, Gpu, MAX_LOCAL_PER_THREAD};
 pub use graph::{BuffersMut, Graph, GraphBuffers};
 pub use image::{loaded_image, loaded_images, ImageKind};
 pub use panic::{panic_in, synchronize};

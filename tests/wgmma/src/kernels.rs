@@ -136,3 +136,39 @@ pub fn warpgroup_roles(short_warp: u32, mut out: DisjointSlice<u32>) {
         *o = code;
     }
 }
+
+/// Tile-rows per group of [`persistent_tiles`]' order.
+pub const PERSISTENT_GROUP: usize = 3;
+
+/// Through `DisjointPersistentWgmmaTiles` (128 x 64 tiles, consumers from warpgroup 1), each
+/// thread stores `1 +` its linear block index into every element it owns, tile after tile
+/// (pairs where it can), and the number it stored into `counts`: every element holding its
+/// owner's tag and the counts summing to the matrix's size show that the blocks' rounds
+/// partition it, each element written once.
+#[kernel(block(384))]
+pub fn persistent_tiles(
+    mut c: DisjointPersistentWgmmaTiles<u32, 128, 64, 1, PERSISTENT_GROUP>,
+    mut counts: DisjointSlice<u32>,
+) {
+    let (b, g) = (thread::block_idx(), thread::grid_dim());
+    let tag = 1 + (b.z * g.y + b.y) * g.x + b.x;
+    let mut n = 0;
+    while let Some(mut tile) = c.next_tile() {
+        for i in (0..32).step_by(2) {
+            if let Some(p) = tile.pair_mut(i) {
+                *p = [tag; 2];
+                n += 2;
+                continue;
+            }
+            for j in [i, i + 1] {
+                if let Some(o) = tile.get_mut(j) {
+                    *o = tag;
+                    n += 1;
+                }
+            }
+        }
+    }
+    if let Some(o) = counts.get_mut(thread::index()) {
+        *o = n;
+    }
+}

@@ -83,3 +83,26 @@ pub fn within(got: &[f32], want: &[f64], tol: &[f64], n: usize) -> Result<(), St
         )),
     }
 }
+
+/// What `kernels::persistent_tiles` must leave in a `rows x cols` matrix on `blocks` blocks:
+/// tile `l` (grouped order) belongs to block `l % blocks`, so its elements hold
+/// `1 + l % blocks`.
+pub fn persistent_owners(rows: usize, cols: usize, blocks: usize) -> Vec<u32> {
+    use oxide_rt::device::wgmma::grouped;
+    let (gy, gx) = (rows.div_ceil(128), cols.div_ceil(64));
+    let mut want = vec![0u32; rows * cols];
+    for l in 0..gy * gx {
+        let (tm, tn) = grouped(l % gx, l / gx, gx, gy, kernels::PERSISTENT_GROUP);
+        for r in tm * 128..(tm * 128 + 128).min(rows) {
+            for c in tn * 64..(tn * 64 + 64).min(cols) {
+                want[r * cols + c] = 1 + (l % blocks) as u32;
+            }
+        }
+    }
+    want
+}
+
+/// The shapes and launch grids `persistent_tiles` runs with: ragged edges, odd columns (no
+/// pairs), more tiles than blocks and fewer, a 2-D grid.
+pub const PERSISTENT_CASES: [(usize, usize, (u32, u32)); 5] =
+    [(300, 200, (5, 1)), (257, 201, (2, 2)), (128, 64, (3, 1)), (900, 130, (1, 1)), (64, 640, (4, 1))];

@@ -55,3 +55,19 @@ fn warpgroup_registers_gives_each_warpgroup_its_role() {
     let e = kernels::cpu_warpgroup_roles_with(LaunchConfig::new(1, 192), 0, &mut out).unwrap_err().to_string();
     assert!(e.contains("a block of 192 threads is not a whole number of 128-thread warpgroups"), "{e}");
 }
+
+/// `DisjointPersistentWgmmaTiles` on the executor: each element written once, by the block whose
+/// round reaches its tile (see `kernels::persistent_tiles`).
+#[test]
+fn persistent_tiles_partition_the_matrix() {
+    use oxide_rt::Slice2d;
+    for (rows, cols, (gx, gy)) in wgmma_ops::PERSISTENT_CASES {
+        let mut c = vec![0u32; rows * cols];
+        let blocks = (gx * gy) as usize;
+        let mut counts = vec![0u32; blocks * 384];
+        let cfg = LaunchConfig::new((gx, gy, 1), 384);
+        kernels::cpu_persistent_tiles_with(cfg, Slice2d::new(&mut c, cols), &mut counts).unwrap();
+        assert_eq!(c, wgmma_ops::persistent_owners(rows, cols, blocks), "{rows} x {cols} on {gx} x {gy}");
+        assert_eq!(counts.iter().map(|&n| n as usize).sum::<usize>(), rows * cols, "{rows} x {cols}");
+    }
+}

@@ -93,3 +93,22 @@ fn gpu_warpgroup_registers_roles_and_short_warps() {
         other => panic!("expected Error::KernelPanic, got {other:?}"),
     }
 }
+
+/// `DisjointPersistentWgmmaTiles` on the GPU: the same partition as on the executor.
+#[test]
+fn gpu_persistent_tiles_partition_the_matrix() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    for (rows, cols, (gx, gy)) in wgmma_ops::PERSISTENT_CASES {
+        let mut c = s.alloc_zeros::<u32>(rows * cols).unwrap();
+        let blocks = (gx * gy) as usize;
+        let mut counts = s.alloc_zeros::<u32>(blocks * 384).unwrap();
+        let cfg = LaunchConfig::new((gx, gy, 1), 384);
+        kernels::launch_persistent_tiles_with(s, cfg, oxide_rt::Slice2d::new(&mut c, cols), &mut counts).unwrap();
+        synchronize(s).unwrap();
+        let got = s.clone_dtoh(&c).unwrap();
+        assert_eq!(got, wgmma_ops::persistent_owners(rows, cols, blocks), "{rows} x {cols} on {gx} x {gy}");
+        let counts = s.clone_dtoh(&counts).unwrap();
+        assert_eq!(counts.iter().map(|&n| n as usize).sum::<usize>(), rows * cols, "{rows} x {cols}");
+    }
+}
