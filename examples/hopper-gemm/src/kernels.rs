@@ -104,7 +104,7 @@ fn gemm<T: Elem, const GROUP: usize>(
     };
 
     let part = consumer as usize % NC;
-    while let Some(mut tile) = c.next_tile() {
+    while let Some(tile) = c.next_tile() {
         let mut acc = WgAcc::<M64N256K16>::zero().start();
         for kt in 0..k_tiles {
             let s = step % STAGES;
@@ -131,19 +131,8 @@ fn gemm<T: Elem, const GROUP: usize>(
             empty.get((step - 1) % STAGES).arrive();
         }
 
-        for i in (0..BN / 2).step_by(2) {
-            let [x, y] = T::pair_from_f32(acc.get(i), acc.get(i + 1));
-            if let Some(p) = tile.pair_mut(i) {
-                *p = [x, y];
-            } else {
-                if let Some(o) = tile.get_mut(i) {
-                    *o = x;
-                }
-                if let Some(o) = tile.get_mut(i + 1) {
-                    *o = y;
-                }
-            }
-        }
+        // The quads trade pairs and store rows of 16 bytes (see `WgmmaTile::store`).
+        tile.store(&acc);
     }
 }
 

@@ -146,6 +146,10 @@ pub trait WgmmaElem: sealed::Sealed + SharedElem {
     const KIND: u8;
     /// `[x, y]` rounded to this type (to nearest even): one `cvt.rn.{bf16,f16}x2.f32` on the GPU.
     fn pair_from_f32(x: f32, y: f32) -> [Self; 2];
+    #[doc(hidden)]
+    fn bits(self) -> u16;
+    #[doc(hidden)]
+    fn from_bits(bits: u16) -> Self;
 }
 impl sealed::Sealed for Bf16 {}
 impl WgmmaElem for Bf16 {
@@ -158,6 +162,14 @@ impl WgmmaElem for Bf16 {
         #[cfg(not(target_arch = "nvptx64"))]
         return [Bf16::from_f32(x), Bf16::from_f32(y)];
     }
+    #[inline(always)]
+    fn bits(self) -> u16 {
+        self.0
+    }
+    #[inline(always)]
+    fn from_bits(bits: u16) -> Self {
+        Bf16(bits)
+    }
 }
 impl sealed::Sealed for F16 {}
 impl WgmmaElem for F16 {
@@ -169,6 +181,14 @@ impl WgmmaElem for F16 {
         return imp::cvt_f16x2(x, y).map(F16);
         #[cfg(not(target_arch = "nvptx64"))]
         return [F16::from_f32(x), F16::from_f32(y)];
+    }
+    #[inline(always)]
+    fn bits(self) -> u16 {
+        self.0
+    }
+    #[inline(always)]
+    fn from_bits(bits: u16) -> Self {
+        F16(bits)
     }
 }
 
@@ -740,6 +760,109 @@ fn element_position<const BN: usize>(
     (row < rows && col < cols).then_some((row, col))
 }
 
+impl<T: WgmmaElem, const BM: usize, const BN: usize, const WG0: usize> WgmmaTile<'_, T, BM, BN, WG0> {
+    /// Stores this warpgroup's accumulator into its 64 x BN piece of the tile, rounded to `T`:
+    /// every element [`get_mut`](Self::get_mut) reaches, no other. The four lanes of each quad
+    /// trade their column pairs (`shfl.sync`) so that each holds eight neighbouring columns of a
+    /// row, stored with one 16-byte store where the row allows (inside the matrix, `cols` a
+    /// multiple of 8), element by element at the matrix's edges — a quarter of the stores of
+    /// [`pair_mut`](Self::pair_mut), each filling whole 32-byte sectors.
+    ///
+    /// A warp collective: all 32 lanes of the warp call it together, on the tile of the same
+    /// round (a panic otherwise: the quad writes its lanes' elements for them). It consumes the
+    /// tile, so no lane writes it again. A warpgroup that owns no piece stores nothing.
+    #[inline(always)]
+    #[track_caller]
+    pub fn store<S: WgShape>(self, acc: &WgAcc<S>) {
+        let () = SameWidth::<S, BN>::OK;
+        let Some((r0, c0)) = self.piece_origin() else { return };
+        // The lanes trade values: all of them here, on one tile, their earlier writes ordered
+        // before this.
+        super::warp::require_converged("WgmmaTile::store");
+        let first = super::warp::shfl_sync(super::warp::FULL_MASK, self.round as u64, 0, 32);
+        if !super::warp::all_sync(super::warp::FULL_MASK, first == self.round as u64) {
+            rounds_differ();
+        }
+        super::sync_warp(super::warp::FULL_MASK);
+        let t = super::thread::thread_rank() as usize % 128;
+        let (w, lane) = (t / 32, t % 32);
+        let (rows, cols) = (self.rows, self.cols as usize);
+        for half in 0..2 {
+            let row = r0 + 16 * w + lane / 4 + 8 * half;
+            for m in 0..BN / 32 {
+                // This lane's pairs of column groups 4m..4m + 4 (columns 8j + 2q, 8j + 2q + 1 of
+                // group j, q = lane % 4), then the quad's pairs of group 4m + q.
+                let pairs = core::array::from_fn(|g| {
+                    let i = 4 * (4 * m + g) + 2 * half;
+                    let [x, y] = T::pair_from_f32(acc.get(i), acc.get(i + 1));
+                    x.bits() as u32 | (y.bits() as u32) << 16
+                });
+                let v = quad_transpose(pairs, lane as u32 % 4);
+                let col = c0 + 8 * (4 * m + lane % 4);
+                if row >= rows {
+                    continue;
+                }
+                if cols % 8 == 0 && col + 8 <= cols {
+                    // SAFETY: `row < rows` and `col + 8 <= cols`: the eight elements are in bounds; they are the pairs of group `4m + q` of this row held by the four lanes of this quad, all of them here on the tile of this round (checked above), in this warpgroup's piece of this lane's tile, so no other thread writes them (see `DisjointPersistentWgmmaTiles`), and the lanes' own handles are consumed; `col` and `cols` are multiples of 8 and the allocation 256-byte aligned, so the address is 16-byte aligned.
+                    unsafe { self.ptr.as_ptr().add(row * cols + col).cast::<Wide>().write(Wide(v)) };
+                    continue;
+                }
+                for e in 0..8 {
+                    if col + e < cols {
+                        let bits = (v[e / 2] >> (16 * (e % 2))) as u16;
+                        // SAFETY: `row < rows`, `col + e < cols`: in bounds; this quad's element, as above.
+                        unsafe { self.ptr.as_ptr().add(row * cols + col + e).write(T::from_bits(bits)) };
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Eight 16-bit elements, written by one 16-byte store.
+#[repr(C, align(16))]
+struct Wide([u32; 4]);
+
+/// `S::N == BN`: the accumulator covers the tile's width.
+struct SameWidth<S, const BN: usize>(PhantomData<S>);
+impl<S: WgShape, const BN: usize> SameWidth<S, BN> {
+    const OK: () = assert!(S::N == BN, "WgmmaTile::store: the accumulator's N must equal the tile's BN");
+}
+
+/// Within each quad (lanes `4k..4k + 4`): lane `q` holds `p` = row `q` of a 4 x 4 matrix and
+/// gets back column `q` (element `r` = lane `r`'s `p[q]`). Two butterfly steps, each trading
+/// half a row with the lane across one bit of the quad index.
+#[inline(always)]
+#[track_caller]
+fn quad_transpose(p: [u32; 4], q: u32) -> [u32; 4] {
+    use super::warp::{shfl_xor_sync, FULL_MASK};
+    // Step 1, across bit 1: keep the columns whose bit 1 is ours, trade the others; slot
+    // `2 * (row bit 1) + (column bit 0)`.
+    let b = q & 2 != 0;
+    let (keep, send) = if b { ([p[2], p[3]], [p[0], p[1]]) } else { ([p[0], p[1]], [p[2], p[3]]) };
+    let recv = [shfl_xor_sync(FULL_MASK, send[0], 2, 32), shfl_xor_sync(FULL_MASK, send[1], 2, 32)];
+    let s = if b { [recv[0], recv[1], keep[0], keep[1]] } else { [keep[0], keep[1], recv[0], recv[1]] };
+    // Step 2, across bit 0: keep column `q`'s entries, trade the others.
+    let a = q & 1 != 0;
+    let (keep, send) = if a { ([s[1], s[3]], [s[0], s[2]]) } else { ([s[0], s[2]], [s[1], s[3]]) };
+    let recv = [shfl_xor_sync(FULL_MASK, send[0], 1, 32), shfl_xor_sync(FULL_MASK, send[1], 1, 32)];
+    if a {
+        [recv[0], keep[0], recv[1], keep[1]]
+    } else {
+        [keep[0], recv[0], keep[1], recv[1]]
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn rounds_differ() -> ! {
+    panic!(
+        "WgmmaTile::store: the lanes of a warp store tiles of different rounds of `next_tile`; every thread of the block \
+         must take its tiles together"
+    )
+}
+
 /// `pos` (element `i`'s position) when elements `i` and `i + 1` can be stored as one aligned
 /// pair: `i` and `cols` even, `col + 1` inside the row.
 #[inline(always)]
@@ -830,15 +953,11 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize>
         if l >= gy * gx {
             return None;
         }
+        let round = self.round;
         self.round += 1;
         let (tm, tn) = grouped(l % gx, l / gx, gx, gy, GROUP);
-        Some(WgmmaTile {
-            ptr: self.ptr,
-            cols: self.cols,
-            rows: self.rows,
-            origin: (tm * BM, tn * BN),
-            _borrow: PhantomData,
-        })
+        let origin = (tm * BM, tn * BN);
+        Some(WgmmaTile { ptr: self.ptr, cols: self.cols, rows: self.rows, origin, round, _borrow: PhantomData })
     }
 }
 
@@ -862,6 +981,8 @@ pub struct WgmmaTile<'t, T, const BM: usize, const BN: usize, const WG0: usize> 
     cols: u32,
     rows: usize,
     origin: (usize, usize),
+    /// The round of `next_tile` that handed it out.
+    round: usize,
     _borrow: PhantomData<&'t mut [T]>,
 }
 

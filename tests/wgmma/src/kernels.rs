@@ -172,3 +172,29 @@ pub fn persistent_tiles(
         *o = n;
     }
 }
+
+/// The value `persistent_store` gives element `i` of warpgroup thread `t` in round `round`: an
+/// integer below 2048, exact in f16.
+pub fn store_value(t: usize, i: usize, round: usize) -> f32 {
+    ((t * 131 + i * 7 + round * 13) % 2048) as f32
+}
+
+/// Each consumer warpgroup fills an accumulator with [`store_value`]s and writes it with the
+/// collective `WgmmaTile::store`, tile after tile; with `skew`, lane 0 of each warp takes one
+/// tile more first, so its warp's lanes reach `store` on tiles of different rounds (a panic).
+#[kernel(block(384))]
+pub fn persistent_store(skew: u32, mut c: DisjointPersistentWgmmaTiles<F16, 128, 64, 1, PERSISTENT_GROUP>) {
+    if skew != 0 && thread::lane_id() == 0 {
+        let _ = c.next_tile();
+    }
+    let t = thread::thread_rank() as usize % 128;
+    let mut round = 0;
+    while let Some(tile) = c.next_tile() {
+        let mut acc = WgAcc::<M64N64K16>::zero();
+        for i in 0..WgAcc::<M64N64K16>::LEN {
+            acc.set(i, store_value(t, i, round));
+        }
+        tile.store(&acc);
+        round += 1;
+    }
+}

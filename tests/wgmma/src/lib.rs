@@ -106,3 +106,27 @@ pub fn persistent_owners(rows: usize, cols: usize, blocks: usize) -> Vec<u32> {
 /// pairs), more tiles than blocks and fewer, a 2-D grid.
 pub const PERSISTENT_CASES: [(usize, usize, (u32, u32)); 5] =
     [(300, 200, (5, 1)), (257, 201, (2, 2)), (128, 64, (3, 1)), (900, 130, (1, 1)), (64, 640, (4, 1))];
+
+/// What `kernels::persistent_store` must leave in a `rows x cols` matrix on `blocks` blocks:
+/// element `i` of thread `t` of consumer `c` at its tile's `coord(t, i)` of rows `64c..`, the
+/// value of the block's round that took the tile; zero past the matrix.
+pub fn persistent_store_expected(rows: usize, cols: usize, blocks: usize) -> Vec<f32> {
+    use oxide_rt::device::wgmma::grouped;
+    let (gy, gx) = (rows.div_ceil(128), cols.div_ceil(64));
+    let mut want = vec![0f32; rows * cols];
+    for l in 0..gy * gx {
+        let (tm, tn) = grouped(l % gx, l / gx, gx, gy, kernels::PERSISTENT_GROUP);
+        for c in 0..2 {
+            for t in 0..128 {
+                for i in 0..32 {
+                    let (r, col) = WgAcc::<M64N64K16>::coord(t as u32, i);
+                    let (r, col) = (tm * 128 + 64 * c + r, tn * 64 + col);
+                    if r < rows && col < cols {
+                        want[r * cols + col] = kernels::store_value(t, i, l / blocks);
+                    }
+                }
+            }
+        }
+    }
+    want
+}

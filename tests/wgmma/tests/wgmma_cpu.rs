@@ -71,3 +71,27 @@ fn persistent_tiles_partition_the_matrix() {
         assert_eq!(counts.iter().map(|&n| n as usize).sum::<usize>(), rows * cols, "{rows} x {cols}");
     }
 }
+
+/// `WgmmaTile::store` on the executor: every element where `coord` puts it (16-byte rows and
+/// ragged edges); lanes on tiles of different rounds are a panic, returned as `Err`.
+#[test]
+fn tile_store_puts_each_element_in_place() {
+    use oxide_rt::{Slice2d, F16};
+    for (rows, cols, (gx, gy)) in wgmma_ops::PERSISTENT_CASES {
+        let mut c = vec![F16::from_f32(0.0); rows * cols];
+        let cfg = LaunchConfig::new((gx, gy, 1), 384);
+        kernels::cpu_persistent_store_with(cfg, 0, Slice2d::new(&mut c, cols)).unwrap();
+        let got: Vec<f32> = c.iter().map(|v| v.to_f32()).collect();
+        let want = wgmma_ops::persistent_store_expected(rows, cols, (gx * gy) as usize);
+        assert!(
+            got == want,
+            "{rows} x {cols} on {gx} x {gy}: first difference at {:?}",
+            got.iter().zip(&want).position(|(a, b)| a != b)
+        );
+    }
+    let mut c = vec![F16::from_f32(0.0); 300 * 200];
+    let e = kernels::cpu_persistent_store_with(LaunchConfig::new(2, 384), 1, Slice2d::new(&mut c, 200))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("tiles of different rounds"), "{e}");
+}

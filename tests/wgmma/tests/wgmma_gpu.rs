@@ -112,3 +112,31 @@ fn gpu_persistent_tiles_partition_the_matrix() {
         assert_eq!(counts.iter().map(|&n| n as usize).sum::<usize>(), rows * cols, "{rows} x {cols}");
     }
 }
+
+/// `WgmmaTile::store` on the GPU: the same placement as on the executor, and the same refusal
+/// of lanes on different rounds.
+#[test]
+fn gpu_tile_store_puts_each_element_in_place() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    for (rows, cols, (gx, gy)) in wgmma_ops::PERSISTENT_CASES {
+        let mut c = s.alloc_zeros::<F16>(rows * cols).unwrap();
+        let cfg = LaunchConfig::new((gx, gy, 1), 384);
+        kernels::launch_persistent_store_with(s, cfg, 0, oxide_rt::Slice2d::new(&mut c, cols)).unwrap();
+        synchronize(s).unwrap();
+        let got: Vec<f32> = s.clone_dtoh(&c).unwrap().iter().map(|v| v.to_f32()).collect();
+        let want = wgmma_ops::persistent_store_expected(rows, cols, (gx * gy) as usize);
+        assert!(
+            got == want,
+            "{rows} x {cols} on {gx} x {gy}: first difference at {:?}",
+            got.iter().zip(&want).position(|(a, b)| a != b)
+        );
+    }
+    let mut c = s.alloc_zeros::<F16>(300 * 200).unwrap();
+    kernels::launch_persistent_store_with(s, LaunchConfig::new(2, 384), 1, oxide_rt::Slice2d::new(&mut c, 200))
+        .unwrap();
+    match synchronize(s).unwrap_err() {
+        oxide_rt::Error::KernelPanic { kernel, .. } => assert_eq!(kernel, "persistent_store"),
+        other => panic!("expected Error::KernelPanic, got {other:?}"),
+    }
+}
