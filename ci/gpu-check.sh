@@ -51,6 +51,13 @@ done
 echo; echo "=== compute-sanitizer --tool memcheck test-run guarded_loads fixed_block"
 "$SAN" --tool memcheck --error-exitcode 9 "$BIN/test-run" --test-threads=1 guarded_loads fixed_block > "$OUT/san-memcheck-guarded.log" 2>&1
 rc=$?; tail -n 3 "$OUT/san-memcheck-guarded.log"; [ $rc = 0 ] || { echo "=== FAILED: sanitizer memcheck guarded loads (rc $rc)"; status=1; }
+# Panicking kernels: the record's claim must be an atomic memcheck accepts on mapped host
+# memory (a system-scope one is refused there, and the panic then went unreported).
+for t in gpu_panic gpu_panic-release; do
+  echo; echo "=== compute-sanitizer --tool memcheck test-$t"
+  "$SAN" --tool memcheck --error-exitcode 9 "$BIN/test-$t" --test-threads=1 > "$OUT/san-memcheck-$t.log" 2>&1
+  rc=$?; tail -n 3 "$OUT/san-memcheck-$t.log"; [ $rc = 0 ] || { echo "=== FAILED: sanitizer memcheck $t (rc $rc)"; status=1; }
+done
 if [ "${2:-}" != "--no-bench" ]; then
   step bash bench/gpu/run.sh "$BIN/oxide-bench-gpu" "$OUT"
   # The tensor-core GEMM against cuBLAS BF16 (PyTorch), 4096^3 and 8192^3, with the ratio.

@@ -69,10 +69,8 @@ pub(crate) unsafe fn record<const MESSAGE: bool>(
     launch: Geometry,
 ) {
     use core::fmt::Write as _;
-    use core::sync::atomic::{AtomicU32, Ordering};
-    // SAFETY: `state` is a 4-aligned u32 in live memory, only ever accessed atomically while kernels run (the host reads it after they have stopped).
-    let state = unsafe { AtomicU32::from_ptr(&raw mut (*rec).state) };
-    if state.compare_exchange(EMPTY, WRITING, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+    // SAFETY: `state` is a 4-aligned u32 of the live record (see `# Safety`).
+    if !unsafe { claim(&raw mut (*rec).state) } {
         return; // another thread's panic is already reported
     }
     // SAFETY: this thread won the flag, so it is the record's only writer (see `# Safety`).
@@ -106,7 +104,38 @@ pub(crate) unsafe fn record<const MESSAGE: bool>(
             (*rec).message_len = MESSAGE_NOT_RECORDED;
         }
     }
-    state.store(DONE, Ordering::Release);
+    // The fields reach the host before `DONE` does (a system-wide fence; the host reads the
+    // fields only once it sees `DONE`). A plain store, not a system-scope atomic: see `claim`.
+    super::nvptx::fence_system();
+    // SAFETY: this thread won the flag (see above); `state` is 4-aligned, so one store.
+    unsafe { (&raw mut (*rec).state).write_volatile(DONE) };
+}
+
+/// Takes `*state` from `EMPTY` to `WRITING` (PTX `atom.cas.b32`: relaxed, device scope) and says
+/// whether this thread did. Device scope because only this GPU's threads compete for the flag
+/// and the record lives in mapped host memory, where a system-scope atomic needs host-native
+/// atomics that PCIe machines lack (compute-sanitizer's memcheck refuses it there, and the panic
+/// went unreported under it).
+///
+/// # Safety
+/// `state` points to a live, 4-aligned u32 that threads access only through this function
+/// while kernels run.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn claim(state: *mut u32) -> bool {
+    let old: u32;
+    // SAFETY: an atomic compare-and-swap on the live, aligned word the caller vouches for.
+    unsafe {
+        core::arch::asm!(
+            "atom.cas.b32 {old}, [{p}], {empty}, {writing};",
+            old = out(reg32) old,
+            p = in(reg64) state,
+            empty = in(reg32) EMPTY,
+            writing = in(reg32) WRITING,
+            options(nostack),
+        )
+    };
+    old == EMPTY
 }
 
 /// `n`, opaque to the optimiser (a register move it cannot look through).
