@@ -11,6 +11,7 @@
 //! | [`WgRunning::commit_wait`], [`WgRunning::finish`] | `wgmma.commit_group.sync.aligned` + `wgmma.wait_group.sync.aligned N` | sm_90a |
 //! | [`warpgroup_registers`] (from `specialize`; the raw `setmaxnreg_inc`/`_dec` are `unsafe`) | `setmaxnreg.{inc,dec}.sync.aligned.u32 N` | sm_90a |
 //! | [`fence_proxy_async`] (from `mbarrier`) | `fence.proxy.async.shared::cta` | sm_90 |
+//! | [`WgmmaTile::store`] (a tile of [`DisjointPersistentWgmmaTiles`]) | `shfl.sync.bfly.b32` (quad transpose), `bar.warp.sync`, `st.v4.b32` | sm_70 |
 //!
 //! The `a` ("arch-specific") target is needed: build with `.arch("sm_90a")` (and no other
 //! architecture) in build.rs; anything else is a build error naming the operation. Such a
@@ -654,6 +655,10 @@ pub use super::specialize::{setmaxnreg_dec, setmaxnreg_inc, warpgroup_registers,
 /// the blocks' tiles are disjoint, as are the
 /// consumers' row ranges; `coord` is a bijection from (thread, element) onto the 64 x BN
 /// piece; and a launch with more than one block along z owns nothing.
+///
+/// A persistent kernel (one block per SM, each taking tiles in turn) takes
+/// [`DisjointPersistentWgmmaTiles`] instead; its tiles also store a whole accumulator with
+/// 16-byte stores ([`WgmmaTile::store`]).
 pub struct DisjointWgmmaTiles<'a, T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> {
     ptr: core::ptr::NonNull<T>,
     len: usize,
