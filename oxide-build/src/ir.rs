@@ -24,6 +24,7 @@ mod guarded_epilogs;
 mod guarded_loads;
 mod internalize;
 mod kernel_entries;
+mod late_combines;
 mod launch_bounds;
 mod libdevice;
 mod meta_records;
@@ -206,7 +207,8 @@ pub(crate) fn after_opt(ir: &str) -> (String, usize) {
         text.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let loads = early_loads::hoist(&mut lines);
     let chains = guarded_epilogs::rewrite(&mut lines);
-    if loads + chains == 0 {
+    let combines = late_combines::rewrite(&mut lines);
+    if loads + chains + combines == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -214,7 +216,7 @@ pub(crate) fn after_opt(ir: &str) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + loads + chains)
+    (out, blocks + loads + chains + combines)
 }
 
 /// One input line; `no` survives removals so errors point at the input.

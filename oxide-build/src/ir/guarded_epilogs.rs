@@ -32,7 +32,7 @@
 //! true) and hands X the value of the step the chain left from. Each step is now an if-then
 //! that ptxas turns into predicated instructions, so all the loads can be in flight together.
 
-use super::guarded_loads::{blocks, each_kernel, incoming, Block};
+use super::guarded_loads::{blocks, each_kernel, incoming, Block, REMOVED};
 use super::speculated_blocks::PURE_OPS;
 use super::{split_type, uses_value, Line};
 
@@ -92,6 +92,7 @@ fn rewrite_function(mut body: Vec<Line>, first_id: usize) -> (Vec<Line>, usize) 
         let no = body[at].no;
         body.splice(at + 1..at + 1, new.into_iter().map(|text| Line { no, text }));
     }
+    body.retain(|l| l.text != REMOVED);
     (body, count)
 }
 
@@ -320,6 +321,16 @@ fn rewrite_chain(body: &mut [Line], blocks: &[Block], chain: &Chain, id: usize) 
         t
     };
     let mut adds: Vec<(usize, Vec<String>)> = Vec::new();
+    let first_term = *steps[0].insts.last()?;
+    // Exit tests of values from before the chain move to step 0 ("early"), where the guards of
+    // all steps are then known before the first load.
+    let early = early_tests(body, &steps);
+    let mut in_first: Vec<String> = Vec::new();
+    if let Some(tests) = &early {
+        for &i in tests {
+            in_first.push(std::mem::replace(&mut body[i].text, REMOVED.to_string()));
+        }
+    }
     // Go-on tests: true when step k's branch went to step k + 1.
     let mut go_on: Vec<String> = Vec::new();
     for (k, s) in steps.iter().enumerate().take(n - 1) {
@@ -332,8 +343,22 @@ fn rewrite_chain(body: &mut [Line], blocks: &[Block], chain: &Chain, id: usize) 
         } else {
             format!("  {name} = xor i1 {c}, true")
         };
-        adds.push((term - 1, vec![line]));
+        if early.is_some() {
+            in_first.push(line);
+        } else {
+            adds.push((term - 1, vec![line]));
+        }
         go_on.push(name);
+    }
+    // Early: step k + 1 runs iff step k did and went on, `run{k}`, made in step 0 as well.
+    if early.is_some() {
+        for k in 1..n - 1 {
+            let before = if k == 1 { go_on[0].clone() } else { format!("%__oxide_ge{id}_run{}", k - 1) };
+            in_first.push(format!("  %__oxide_ge{id}_run{k} = and i1 {before}, {}", go_on[k]));
+        }
+    }
+    if !in_first.is_empty() {
+        adds.push((first_term - 1, in_first));
     }
     // Later steps read the joined names.
     for (m, s) in steps.iter().enumerate().skip(2) {
@@ -341,14 +366,13 @@ fn rewrite_chain(body: &mut [Line], blocks: &[Block], chain: &Chain, id: usize) 
             body[i].text = renamed(&body[i].text, m);
         }
     }
-    let first_term = *steps[0].insts.last()?;
     body[first_term].text = format!("  br i1 {}, label {}, label {}", go_on[0], labels[1], join(1));
     for (k, s) in steps.iter().enumerate().skip(1) {
         let term = *s.insts.last()?;
         body[term].text = format!("  br label {}", join(k));
         let prev = skipped_from(k);
         let mut j = vec![String::new(), format!("{}: ; preds = {}, {prev}", &join(k)[1..], labels[k])];
-        if k + 1 < n {
+        if k + 1 < n && early.is_none() {
             j.push(format!("  %__oxide_ge{id}_run{k} = phi i1 [ {}, {} ], [ false, {prev} ]", go_on[k], labels[k]));
         }
         for (v, (_, name, ty)) in carried.iter().enumerate().filter(|(_, (c, _, _))| *c == k) {
@@ -388,6 +412,32 @@ fn rewrite_chain(body: &mut [Line], blocks: &[Block], chain: &Chain, id: usize) 
         }
     }
     Some(adds)
+}
+
+/// The line indices of the exit tests of steps 1..n-1 when each is an `icmp` in its own step
+/// that reads no value a step after the first makes, so it can be made in step 0 instead.
+fn early_tests(body: &[Line], steps: &[&Block]) -> Option<Vec<usize>> {
+    let made: Vec<&str> = steps[1..]
+        .iter()
+        .flat_map(|s| s.insts.iter())
+        .filter_map(|&i| body[i].text.trim().split_once(" = ").map(|(name, _)| name))
+        .collect();
+    let mut tests = Vec::new();
+    for s in &steps[1..steps.len() - 1] {
+        let (c, _, _) = cond_branch(body[*s.insts.last()?].text.trim())?;
+        let &i = s.insts.iter().find(|&&i| body[i].text.trim().starts_with(&format!("{c} = icmp ")))?;
+        let rhs = body[i].text.trim().split_once(" = ")?.1;
+        if made.iter().any(|v| uses_value(rhs, v)) {
+            return None;
+        }
+        // The test's only use is the branch (it moves; nothing else may read it in its step).
+        let uses = s.insts.iter().filter(|&&j| j != i && uses_value(&body[j].text, &c)).count();
+        if uses != 1 {
+            return None;
+        }
+        tests.push(i);
+    }
+    Some(tests)
 }
 
 /// `line` with every use of value `old` renamed `new`.
@@ -468,9 +518,13 @@ x:                                                ; preds = %e3, %e2, %e1
         let (out, n) = run(CHAIN);
         assert_eq!(n, 1, "{out}");
         for want in [
-            "  %__oxide_ge0_go0 = xor i1 %c1, true\n  br i1 %__oxide_ge0_go0, label %e2, label %__oxide_ge0_j1\n",
-            "  %__oxide_ge0_go1 = xor i1 %c2, true\n  br label %__oxide_ge0_j1\n",
-            "__oxide_ge0_j1: ; preds = %e2, %e1\n  %__oxide_ge0_run1 = phi i1 [ %__oxide_ge0_go1, %e2 ], [ false, %e1 ]\n",
+            // e2's exit test reads only `%n`: it moves to e1, where every step's guard is made.
+            "  %c1 = icmp eq i64 %n, 1\n  %c2 = icmp eq i64 %n, 2\n  %__oxide_ge0_go0 = xor i1 %c1, true\n",
+            "  %__oxide_ge0_go1 = xor i1 %c2, true\n  %__oxide_ge0_run1 = and i1 %__oxide_ge0_go0, %__oxide_ge0_go1\n",
+            "  br i1 %__oxide_ge0_go0, label %e2, label %__oxide_ge0_j1\n",
+            "  %m2 = tail call float @llvm.maxnum.f32(float %m1, float %v2)\n  br label %__oxide_ge0_j1\n",
+            "__oxide_ge0_j1: ; preds = %e2, %e1\n  %__oxide_ge0_v0 = phi float [ %m2, %e2 ], [ poison, %e1 ]\n",
+            "  br i1 %__oxide_ge0_run1, label %e3, label %__oxide_ge0_j2\n",
             // e3 reads e2's max through the join (it runs only when e2 did).
             "  %__oxide_ge0_v0 = phi float [ %m2, %e2 ], [ poison, %e1 ]\n",
             "  %m3 = tail call float @llvm.maxnum.f32(float %__oxide_ge0_v0, float %v3)\n  br label %__oxide_ge0_j2\n",
@@ -484,6 +538,21 @@ x:                                                ; preds = %e3, %e2, %e1
         }
     }
 
+    #[test]
+    fn exit_tests_of_values_a_step_makes_stay_in_their_step() {
+        // e2 leaves when its own load is negative: its guard is known only after that load.
+        let ir = CHAIN.replace("%c2 = icmp eq i64 %n, 2", "%c2 = fcmp olt float %v2, 0.000000e+00");
+        let (out, n) = run(&ir);
+        assert_eq!(n, 1, "{out}");
+        for want in [
+            "  %c1 = icmp eq i64 %n, 1\n  %__oxide_ge0_go0 = xor i1 %c1, true\n  br i1 %__oxide_ge0_go0",
+            "  %__oxide_ge0_go1 = xor i1 %c2, true\n  br label %__oxide_ge0_j1\n",
+            "__oxide_ge0_j1: ; preds = %e2, %e1\n  %__oxide_ge0_run1 = phi i1 [ %__oxide_ge0_go1, %e2 ], [ false, %e1 ]\n",
+        ] {
+            assert!(out.contains(want), "missing\n{want}\nin\n{out}");
+        }
+    }
+
     /// LLVM's own verifier accepts the rewritten function (phis, joins, dominance).
     #[test]
     fn the_rewrite_is_valid_ir() {
@@ -491,7 +560,13 @@ x:                                                ; preds = %e3, %e2, %e1
             eprintln!("skipped: opt-22 not found on PATH (apt-get install llvm-22)");
             return;
         };
-        let (out, n) = run(CHAIN);
+        for chain in [CHAIN.to_string(), CHAIN.replace("%c2 = icmp eq i64 %n, 2", "%c2 = fcmp olt float %v2, 0.0")] {
+            verify(&opt, &chain);
+        }
+    }
+
+    fn verify(opt: &std::path::Path, chain: &str) {
+        let (out, n) = run(chain);
         assert_eq!(n, 1);
         let ir = format!("{out}declare float @llvm.maxnum.f32(float, float)\nattributes #0 = {{ nounwind }}\n");
         let dir = std::env::temp_dir().join(format!("oxide-guarded-epilogs-{}", std::process::id()));
