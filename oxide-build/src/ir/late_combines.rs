@@ -71,7 +71,7 @@ fn rewrite_function(mut body: Vec<Line>, first_id: usize) -> (Vec<Line>, usize) 
     let block_of = |line: usize| blocks.iter().position(|b| b.insts.contains(&line));
     let position = |label: &str| blocks.iter().position(|b| b.label == label);
     // New phis go in before new combines inserted at the same line.
-    let (mut phis, mut ops): (Vec<(usize, String)>, Vec<(usize, String)>) = (Vec::new(), Vec::new());
+    let (mut phis, mut ops): (Inserts, Inserts) = (Vec::new(), Vec::new());
     let mut changed_blocks: Vec<usize> = Vec::new();
     let mut count = 0;
     for b in &blocks {
@@ -123,8 +123,11 @@ fn rewrite_function(mut body: Vec<Line>, first_id: usize) -> (Vec<Line>, usize) 
     (out, count)
 }
 
-/// Lines to insert, each before the given line index.
+/// Lines to insert, each before the given line index (or, for edits, to put in its place).
 type Inserts = Vec<(usize, String)>;
+
+/// A phi's `[ value, block ]` entries.
+type Entries = Vec<(String, String)>;
 
 /// How each phi that reads `c` changes: its new text, new phis and new combines.
 fn plan_uses(
@@ -135,7 +138,7 @@ fn plan_uses(
     id: usize,
     block_of: &impl Fn(usize) -> Option<usize>,
     position: &impl Fn(&str) -> Option<usize>,
-) -> Option<(Vec<(usize, String)>, Inserts, Inserts)> {
+) -> Option<(Inserts, Inserts, Inserts)> {
     let (mut edits, mut phis, mut ops) = (Vec::new(), Vec::new(), Vec::new());
     let (load, konst) = if c.load_first { (&c.operands[0], &c.operands[1]) } else { (&c.operands[1], &c.operands[0]) };
     for (n, &j) in uses.iter().enumerate() {
@@ -171,7 +174,7 @@ fn plan_uses(
         } else {
             let a = format!("%__oxide_lc{id}_a{n}");
             let kn = format!("%__oxide_lc{id}_k{n}");
-            let pick = |here: &str, other: &str| -> Vec<(String, String)> {
+            let pick = |here: &str, other: &str| -> Entries {
                 entries
                     .iter()
                     .map(|(v, f)| (if v == &c.name { here.to_string() } else { other.replace('*', v) }, f.clone()))
@@ -261,7 +264,7 @@ fn parse_combine(line: &str, at: usize, loads: &[String]) -> Option<Combine> {
 }
 
 /// `%x = phi T [ v, %a ], [ w, %b ]` as (`%x`, `T`, entries).
-fn parse_phi(line: &str) -> Option<(String, String, Vec<(String, String)>)> {
+fn parse_phi(line: &str) -> Option<(String, String, Entries)> {
     let (name, rest) = line.trim().split_once(" = phi ")?;
     let open = rest.find('[')?;
     let ty = rest[..open].trim().to_string();
