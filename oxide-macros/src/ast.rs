@@ -515,6 +515,12 @@ fn parse_launch_bounds(key: &Ident, input: syn::parse::ParseStream<'_>) -> syn::
 /// The host element type of a `&[Atomic..]` input: `AtomicU32` -> `u32`, `AtomicF32` -> `f32`
 /// (any path ending so, without generics). Every atomic has its plain type's size and
 /// alignment, so the host passes a buffer of plain values, e.g. a `CudaSlice<u32>`.
+/// The name of a path type's last segment (`DisjointSlice2d` of `oxide_rt::device::DisjointSlice2d<f32>`).
+pub fn last_ident(ty: &Type) -> Option<String> {
+    let Type::Path(p) = ty else { return None };
+    Some(p.path.segments.last()?.ident.to_string())
+}
+
 pub fn atomic_host_elem(ty: &Type) -> Option<TokenStream> {
     let Type::Path(p) = ty else { return None };
     let last = p.path.segments.last().filter(|s| s.arguments.is_none())?;

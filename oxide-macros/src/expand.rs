@@ -248,6 +248,19 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     }
 }
 
+/// A compile-time assertion that `ty`, whose host checks `#[kernel]` chose by the name written
+/// in the signature, is oxide's type of that name (`name_const` is the type's own `NAME`): an
+/// alias such as `use DisjointSlice2d as DisjointSlice3d` would get another type's shape.
+fn named_as(ty: &syn::Type, name_const: TokenStream, what: &str) -> TokenStream {
+    let Some(written) = crate::ast::last_ident(ty) else { return TokenStream::new() };
+    let msg = format!(
+        "`#[kernel]` treats `{written}` as oxide's {what} type `{written}`, but here that name is another type (an alias?): use oxide's `{written}` under its own name"
+    );
+    quote_spanned! {ty.span()=>
+        const { ::core::assert!(::oxide_rt::__private::same_name(#name_const, #written), #msg) };
+    }
+}
+
 fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     let name = k.name;
     let dims = k.dims;
@@ -304,7 +317,10 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                     (#arg_name, #ptr, #len * ::core::mem::size_of::<#host_elem>(), #atomic)
                 });
                 has_atomic_input |= *atomic;
-                let assert = quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#host_elem>(); };
+                let mut assert = quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#host_elem>(); };
+                if *atomic {
+                    assert.extend(named_as(elem, quote!(<#elem as #p::AtomicElem>::NAME), "atomic"));
+                }
                 gpu_prep.push(assert.clone());
                 cpu_prep.push(assert);
                 let shape_ident = format_ident!("__oxide_{}_shape", id);
@@ -340,7 +356,9 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 let shape_ident = format_ident!("__oxide_{}_shape", id);
                 // Plain data only, on both executors: e.g. no `ThreadIndex` may be stored for
                 // another thread (or launch) to use.
-                let assert = quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#elem>(); };
+                let ty = &a.ty;
+                let mut assert = quote_spanned! {elem.span()=> #p::assert_kernel_arg::<#elem>(); };
+                assert.extend(named_as(ty, quote!(<#ty as #p::OutputSlice>::NAME), "output"));
                 gpu_prep.push(assert.clone());
                 cpu_prep.push(assert);
                 let gpu_buf = match shape {

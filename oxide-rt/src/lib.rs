@@ -89,7 +89,25 @@ pub struct EmbeddedModule {
 /// Re-exports used by code that `#[kernel]` generates. Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::device::atomic::AtomicElem;
     pub use crate::device::slice::OutputSlice;
+
+    /// `a == b`, at compile time: `#[kernel]` asserts that the output and atomic types it
+    /// chose by the name written in a signature are oxide's types of that name.
+    pub const fn same_name(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
     pub use crate::device::tma::{TensorMapInfo, TensorMapParam};
 
     #[cfg(target_arch = "nvptx64")]

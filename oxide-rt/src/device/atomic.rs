@@ -436,3 +436,43 @@ where
         self.with(|a| a.atomic_add(v, scope))
     }
 }
+
+/// The atomic element types a kernel's `&[..]` and `Matrix<..>` inputs may hold, each with the
+/// plain type the host passes for it (`CudaSlice<u32>` for `&[AtomicU32]`). `#[kernel]` picks
+/// the host type by the name written in the signature and asserts at compile time that the
+/// element is this trait's type of that name (an alias such as `AtomicU64 as AtomicU32` would
+/// otherwise read 8-byte elements from a buffer of 4-byte ones).
+#[doc(hidden)]
+pub trait AtomicElem: elem_sealed::Sealed {
+    /// The type's own name.
+    const NAME: &'static str;
+    /// The plain type of the same size and layout.
+    type Plain;
+}
+
+mod elem_sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! atomic_elem {
+    ($($a:ident => $plain:ty),* $(,)?) => {$(
+        impl elem_sealed::Sealed for $a {}
+        impl AtomicElem for $a {
+            const NAME: &'static str = stringify!($a);
+            type Plain = $plain;
+        }
+        const _: () = assert!(core::mem::size_of::<$a>() == core::mem::size_of::<$plain>());
+    )*};
+}
+
+mod atomic_elems {
+    use super::{elem_sealed, AtomicElem, AtomicF32, AtomicF64};
+    use core::sync::atomic::{
+        AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
+    };
+    atomic_elem!(
+        AtomicU8 => u8, AtomicI8 => i8, AtomicU16 => u16, AtomicI16 => i16, AtomicU32 => u32, AtomicI32 => i32,
+        AtomicU64 => u64, AtomicI64 => i64, AtomicUsize => usize, AtomicIsize => isize, AtomicF32 => f32,
+        AtomicF64 => f64,
+    );
+}

@@ -15,6 +15,10 @@
 //!    a barrier ([`sync_threads`](super::sync::sync_threads)) or use atomics; without one it is
 //!    a data race and the value read is unspecified.
 //! 2. Write an element before reading it: shared memory starts with garbage in every block.
+//!    (A read of an element no thread wrote yet gives some value of the type, never undefined
+//!    behaviour: the statics are declared zeroed, so the compiler may fold a read of an array
+//!    that is never written to zero, never to an undefined value; the IR stage then drops the
+//!    initialiser, as `.shared` memory cannot have one.)
 //!
 //! Element types are limited to [`SharedElem`] types: every kernel argument type (numbers,
 //! arrays of them, your `#[repr(C)]` structs with `#[derive(KernelArg)]`), for which every bit
@@ -560,7 +564,7 @@ macro_rules! shared_array {
             // their alignment.
             #[unsafe(link_section = "oxide.shared")]
             static mut __OXIDE_SHARED: $crate::__oxide_align_type!($a, ::core::mem::MaybeUninit<[$t; __OXIDE_LEN]>) =
-                $crate::__oxide_align_value!($a, ::core::mem::MaybeUninit::uninit());
+                $crate::__oxide_align_value!($a, ::core::mem::MaybeUninit::zeroed());
             // SAFETY: as in the unaligned form: this block's array of `__OXIDE_LEN` elements.
             unsafe {
                 $crate::device::shared::SharedSlice::<$t>::from_raw(
@@ -590,8 +594,8 @@ macro_rules! shared_array {
             // The IR stage moves statics of this section to `.shared` (addrspace 3).
             #[unsafe(link_section = "oxide.shared")]
             static mut __OXIDE_SHARED: $crate::device::shared::Align16<::core::mem::MaybeUninit<[$t; __OXIDE_LEN]>> =
-                $crate::device::shared::Align16(::core::mem::MaybeUninit::uninit());
-            // SAFETY: the address (taken with `&raw mut`, so it escapes and rustc cannot fold the never-stored static) is this block's array of `__OXIDE_LEN` elements.
+                $crate::device::shared::Align16(::core::mem::MaybeUninit::zeroed());
+            // SAFETY: the address is this block's array of `__OXIDE_LEN` elements (declared zeroed: where rustc folds reads of a never-written array, they read zero, a valid value of every `SharedElem`).
             unsafe {
                 $crate::device::shared::SharedSlice::<$t>::from_raw(
                     ::core::ptr::addr_of_mut!(__OXIDE_SHARED) as *mut $t,

@@ -624,6 +624,7 @@ impl<'a, T> DisjointAppend<'a, T> {
 
 impl<T> OutputSlice for DisjointAppend<'_, T> {
     type Elem = T;
+    const NAME: &'static str = "DisjointAppend";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
         // SAFETY: non-null by contract 3; the counter's address is non-null and 8-aligned by contract 5.
@@ -636,6 +637,11 @@ impl<T> OutputSlice for DisjointAppend<'_, T> {
 #[doc(hidden)]
 pub trait OutputSlice {
     type Elem;
+    /// The type's own name. `#[kernel]` picks an output's host checks and shape words by the
+    /// name written in the signature, and asserts at compile time that it is this one (an
+    /// imported alias such as `DisjointSlice2d as DisjointSlice3d` would get another type's
+    /// shape).
+    const NAME: &'static str;
     /// # Safety
     /// 1. `ptr..ptr+len` is a live allocation of initialised `T`s for the output's lifetime.
     /// 2. Every other view of that memory meanwhile is an output of the same type in the same
@@ -683,6 +689,7 @@ macro_rules! output_type {
 
         impl<T $(, const $n: $nt)*> OutputSlice for $name<'_, T $(, $n)*> {
             type Elem = T;
+            const NAME: &'static str = stringify!($name);
             #[inline(always)]
             unsafe fn from_raw(ptr: *mut T, len: usize, _shape: [usize; 2]) -> Self {
                 // SAFETY: non-null by contract 3.
@@ -706,6 +713,7 @@ impl<T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> Outp
     for DisjointTiles<'_, T, TH, TW, G, DOWN>
 {
     type Elem = T;
+    const NAME: &'static str = "DisjointTiles";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
         // SAFETY: non-null by contract 3.
@@ -716,6 +724,7 @@ impl<T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> Outp
 }
 impl<T> OutputSlice for DisjointSlice2d<'_, T> {
     type Elem = T;
+    const NAME: &'static str = "DisjointSlice2d";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
         // SAFETY: non-null by contract 3.

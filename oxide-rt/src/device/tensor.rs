@@ -869,6 +869,7 @@ impl<T, const BM: usize, const BN: usize, const WM: usize, const WN: usize> supe
     for DisjointMmaTiles<'_, T, BM, BN, WM, WN>
 {
     type Elem = T;
+    const NAME: &'static str = "DisjointMmaTiles";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
         // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3.

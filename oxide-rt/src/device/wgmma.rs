@@ -879,6 +879,7 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> 
     for DisjointWgmmaTiles<'_, T, BM, BN, WG0, GROUP>
 {
     type Elem = T;
+    const NAME: &'static str = "DisjointWgmmaTiles";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
         // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3.
@@ -970,6 +971,7 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> 
     for DisjointPersistentWgmmaTiles<'_, T, BM, BN, WG0, GROUP>
 {
     type Elem = T;
+    const NAME: &'static str = "DisjointPersistentWgmmaTiles";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
         // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3.
