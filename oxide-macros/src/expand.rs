@@ -324,19 +324,31 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 gpu_prep.push(assert.clone());
                 cpu_prep.push(assert);
                 let shape_ident = format_ident!("__oxide_{}_shape", id);
+                // Atomics are written by the kernel: on the GPU the launch borrows their buffer
+                // exclusively, so cudarc orders every later use of it (on any stream) after the
+                // kernel, as for an output. The CPU executor's atomics are shared as they are.
                 if *matrix {
                     // `Matrix::new(&buf, rows, cols)`: the buffer, and a shape checked against it.
-                    gpu_params.push(quote! { #id: ::oxide_rt::Matrix<'_, impl #p::DeviceInput<#host_elem>> });
+                    if *atomic {
+                        gpu_params.push(quote! { #id: ::oxide_rt::MatrixMut<'_, impl #p::DeviceOutput<#host_elem>> });
+                        gpu_prep.push(quote! { let (#id, #shape_ident) = #id.into_parts(); });
+                    } else {
+                        gpu_params.push(quote! { #id: ::oxide_rt::Matrix<'_, impl #p::DeviceInput<#host_elem>> });
+                        gpu_prep.push(quote! { let (#id, #shape_ident) = #id.parts(); });
+                    }
                     cpu_params.push(quote! { #id: ::oxide_rt::Matrix<'_, [#elem]> });
-                    let split = quote! { let (#id, #shape_ident) = #id.parts(); };
-                    gpu_prep.push(split.clone());
-                    cpu_prep.push(split);
+                    cpu_prep.push(quote! { let (#id, #shape_ident) = #id.parts(); });
+                } else if *atomic {
+                    gpu_params.push(quote! { #id: &mut impl #p::DeviceOutput<#host_elem> });
+                    cpu_params.push(quote! { #id: &[#elem] });
                 } else {
                     gpu_params.push(quote! { #id: &impl #p::DeviceInput<#host_elem> });
                     cpu_params.push(quote! { #id: &[#elem] });
                 }
-                gpu_prep.push(quote! {
-                    let (#ptr, #len, #guard) = #p::input_arg::<#host_elem>(#export, #arg_name, #id, __oxide_stream, __oxide_pad)?;
+                gpu_prep.push(if *atomic {
+                    quote! { let (#ptr, #len, #guard) = #p::output_arg::<#host_elem>(#export, #arg_name, #id, __oxide_stream)?; }
+                } else {
+                    quote! { let (#ptr, #len, #guard) = #p::input_arg::<#host_elem>(#export, #arg_name, #id, __oxide_stream, __oxide_pad)?; }
                 });
                 gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#ptr); #p::PushKernelArg::arg(&mut __oxide_args, &#len); });
                 if *matrix {

@@ -85,9 +85,9 @@ use proc_macro::TokenStream;
 /// | --- | --- | --- | --- |
 /// | scalar, array of scalars, `#[derive(KernelArg)] #[repr(C)]` struct | the value | the value | nobody (by value) |
 /// | `&[T]` (read-only input) | `&CudaSlice<T>` / `&CudaView<T>` | `&[T]` | nobody |
-/// | `&[AtomicU32]`, `&[AtomicF32]`, … (shared output) | `&CudaSlice<u32>`, `&CudaSlice<f32>`, … (the plain type) | `&[AtomicU32]`, `&[AtomicF32]`, … | every thread, atomically |
+/// | `&[AtomicU32]`, `&[AtomicF32]`, … (shared output) | `&mut CudaSlice<u32>`, `&mut CudaSlice<f32>`, … (the plain type; `&mut`: the kernel writes it, so later uses on any stream wait for the launch) | `&[AtomicU32]`, `&[AtomicF32]`, … | every thread, atomically |
 /// | `Matrix<T>` (row-major input) | `Matrix::new(&buf, rows, cols)` | `Matrix::new(&vec[..], rows, cols)` | nobody |
-/// | `Matrix<AtomicF32>`, … (row-major shared output) | `Matrix::new(&buf, rows, cols)`, `buf` of the plain type | `Matrix::new(&atomics[..], rows, cols)` | every thread, atomically |
+/// | `Matrix<AtomicF32>`, … (row-major shared output) | `MatrixMut::new(&mut buf, rows, cols)`, `buf` of the plain type | `Matrix::new(&atomics[..], rows, cols)` | every thread, atomically |
 /// | `TensorMap<T, D>` (TMA, `D` = 1..=5; sm_90) | `&oxide_rt::host::TensorMap<T, D>` | the same; returns `Err` (no TMA on the CPU) | the block's TMA stores, through a map from `TensorMap::new_mut` |
 /// | `DisjointSlice<T>` | `&mut CudaSlice<T>` / `&mut CudaViewMut<T>` | `&mut [T]` | thread `i` element `i` (`thread::index()`) |
 /// | `DisjointSlice2d<T>` | `Slice2d::new(&mut buf, cols)` | `Slice2d::new(&mut vec, cols)` | thread `(x, y)` element `y * cols + x` |

@@ -30,7 +30,7 @@ pub use oxide_macros::kernel;
 pub use oxide_macros::KernelArg;
 
 #[cfg(not(target_arch = "nvptx64"))]
-pub use host::{Append, Backend, CpuCheck, Error, Matrix, Pairs, Slice2d, Slice3d};
+pub use host::{Append, Backend, CpuCheck, Error, Matrix, MatrixMut, Pairs, Slice2d, Slice3d};
 
 /// cudarc's driver API, the types the launchers take (`CudaSlice`, `CudaStream`, …), re-exported
 /// so a crate depends on `oxide-rt` alone and its cudarc version always matches oxide's.

@@ -77,8 +77,8 @@ pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt
         words.push(0); // cudarc cannot copy an empty slice; n = 0 still counts nothing
     }
     let words = stream.clone_htod(&words).map_err(err("copying the bytes to the GPU"))?;
-    let hist = stream.alloc_zeros::<u32>(BINS).map_err(err("allocating the histogram"))?;
-    kernels::launch_histogram256_with(stream, config_for(p.bytes.len(), BLOCK), &words, p.bytes.len(), &hist)?;
+    let mut hist = stream.alloc_zeros::<u32>(BINS).map_err(err("allocating the histogram"))?;
+    kernels::launch_histogram256_with(stream, config_for(p.bytes.len(), BLOCK), &words, p.bytes.len(), &mut hist)?;
     stream.clone_dtoh(&hist).map_err(err("copying the histogram back"))
 }
 

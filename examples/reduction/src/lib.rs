@@ -83,8 +83,8 @@ pub fn run_cpu(p: &Problem) -> Result<Output, oxide_rt::Error> {
 
 pub fn run_gpu(stream: &Arc<CudaStream>, p: &Problem) -> Result<Output, oxide_rt::Error> {
     let x = stream.clone_htod(&p.x).map_err(err("copying x to the GPU"))?;
-    let out = stream.alloc_zeros::<f32>(1).map_err(err("allocating the sum"))?;
-    kernels::launch_reduce_sum_with(stream, config_for(p.x.len(), BLOCK), &x, &out)?;
+    let mut out = stream.alloc_zeros::<f32>(1).map_err(err("allocating the sum"))?;
+    kernels::launch_reduce_sum_with(stream, config_for(p.x.len(), BLOCK), &x, &mut out)?;
     let sum = stream.clone_dtoh(&out).map_err(err("copying the sum back"))?;
     let sum = sum.into_iter().next().unwrap_or(f32::NAN);
     Ok(Output { sum: sum as f64, tolerance: 2.0 * error_bound(p) })

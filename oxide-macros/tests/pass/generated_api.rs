@@ -101,10 +101,10 @@ fn main() {
     let _: fn(&Arc<CudaStream>, LaunchConfig, &mut CudaSlice<u32>) -> R = kernels::launch_tiled_with;
     let _: fn(LaunchConfig, &mut [u32]) -> R = kernels::cpu_tiled_with;
 
-    let _: fn(&Arc<CudaStream>, LaunchConfig, &CudaSlice<u32>) -> R = kernels::launch_count_with;
+    let _: fn(&Arc<CudaStream>, LaunchConfig, &mut CudaSlice<u32>) -> R = kernels::launch_count_with;
     let _: fn(LaunchConfig, &[core::sync::atomic::AtomicU32]) -> R = kernels::cpu_count_with;
 
-    let _: fn(&Arc<CudaStream>, LaunchConfig, &CudaSlice<f32>, &CudaSlice<f32>) -> R = kernels::launch_fsum_with;
+    let _: fn(&Arc<CudaStream>, LaunchConfig, &CudaSlice<f32>, &mut CudaSlice<f32>) -> R = kernels::launch_fsum_with;
     let _: fn(LaunchConfig, &[f32], &[AtomicF32]) -> R = kernels::cpu_fsum_with;
 
     let _: fn(&Arc<CudaStream>, LaunchConfig, Slice2d<'_, CudaSlice<u32>>) -> R = kernels::launch_plane_with;

@@ -438,7 +438,7 @@ where
 }
 
 /// The atomic element types a kernel's `&[..]` and `Matrix<..>` inputs may hold, each with the
-/// plain type the host passes for it (`CudaSlice<u32>` for `&[AtomicU32]`). `#[kernel]` picks
+/// plain type the host passes for it (`&mut CudaSlice<u32>` for `&[AtomicU32]`). `#[kernel]` picks
 /// the host type by the name written in the signature and asserts at compile time that the
 /// element is this trait's type of that name (an alias such as `AtomicU64 as AtomicU32` would
 /// otherwise read 8-byte elements from a buffer of 4-byte ones).

@@ -4,7 +4,7 @@ use core::marker::PhantomData;
 
 /// A row-major `rows x cols` matrix, passed as `oxide_rt::Matrix::new(&buf, rows, cols)` (a
 /// `CudaSlice<T>` for `launch_*`, a `[T]` for `cpu_*`). Read-only like `&[T]`, or with atomic
-/// elements (`Matrix<AtomicF32>`, a `CudaSlice<f32>` on the host) for outputs that threads
+/// elements (`Matrix<AtomicF32>`, a `MatrixMut` of a `CudaSlice<f32>` on the host) for outputs that threads
 /// update or store through atomics, like `&[AtomicF32]`.
 ///
 /// Why: with a plain `&[T]`, `a[r * cols + c]` checks the flat index against the buffer's

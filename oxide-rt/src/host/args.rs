@@ -146,6 +146,28 @@ impl<'a, S: ?Sized> Matrix<'a, S> {
     }
 }
 
+/// A row-major `rows x cols` matrix of atomics for a kernel's `Matrix<AtomicU32>` (…) argument
+/// on the GPU: `MatrixMut::new(&mut buf, rows, cols)` with a `CudaSlice` of the plain type. The
+/// kernel writes it, so the launch holds it exclusively and orders later uses of the buffer,
+/// on any stream, after its writes. (`cpu_*` takes `Matrix::new(&atomics[..], rows, cols)`.)
+pub struct MatrixMut<'a, S: ?Sized> {
+    data: &'a mut S,
+    rows: usize,
+    cols: usize,
+}
+
+impl<'a, S: ?Sized> MatrixMut<'a, S> {
+    pub fn new(data: &'a mut S, rows: usize, cols: usize) -> Self {
+        MatrixMut { data, rows, cols }
+    }
+
+    /// The buffer and the shape as the device receives it, `[cols, rows]`.
+    #[doc(hidden)]
+    pub fn into_parts(self) -> (&'a mut S, [usize; 2]) {
+        (self.data, [self.cols, self.rows])
+    }
+}
+
 /// A row-major 3-D buffer with its row width and rows per plane, for a kernel's
 /// `DisjointSlice3d<T>` output: `Slice3d::new(&mut buf, cols, rows)`.
 pub struct Slice3d<'a, S: ?Sized> {
@@ -339,10 +361,11 @@ pub fn output_arg<'a, T>(
 /// atomics.
 pub type InputRange = (&'static str, u64, usize, bool);
 
-/// Refuses a launch where an input of atomics overlaps a plain input. Both are shared borrows
-/// on the host, so the borrow checker lets one buffer be passed as both, but the plain input is
-/// read-only (and `noalias`) for the kernel while threads write the other: the kernel's reads
-/// would race with those writes and could come from a stale cache.
+/// Refuses a launch where an input of atomics overlaps a plain input: the plain input is
+/// read-only (and `noalias`) for the kernel while threads write the other, so the kernel's
+/// reads would race with those writes and could come from a stale cache. Atomics are passed as
+/// `&mut` buffers, so the borrow checker already keeps cudarc's own buffers apart; this also
+/// catches views that `unsafe` code made of the same memory.
 pub fn check_inputs_apart(kernel: &'static str, inputs: &[InputRange]) -> Result<(), Error> {
     let live = |r: &&InputRange| r.2 > 0;
     for a in inputs.iter().filter(live).filter(|r| r.3) {

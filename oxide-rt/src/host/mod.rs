@@ -9,7 +9,7 @@ mod image;
 mod panic;
 mod tensor_map;
 
-pub use args::{Append, DeviceInput, DeviceOutput, Matrix, Pairs, Slice2d, Slice3d};
+pub use args::{Append, DeviceInput, DeviceOutput, Matrix, MatrixMut, Pairs, Slice2d, Slice3d};
 pub use cpu::{cpu_checks, set_cpu_checks, set_cpu_watchdog, DEFAULT_WATCHDOG_MS};
 pub use error::{CpuCheck, Error};
 pub use gpu::{gpu_available, multiprocessors, Gpu, MAX_LOCAL_PER_THREAD};

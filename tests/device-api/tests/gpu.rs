@@ -3,7 +3,7 @@
 
 use device_api::{check, golden, kernels};
 use oxide_rt::host::Gpu;
-use oxide_rt::{Append, LaunchConfig, Matrix, Pairs, Slice2d, Slice3d};
+use oxide_rt::{Append, LaunchConfig, Matrix, MatrixMut, Pairs, Slice2d, Slice3d};
 use std::sync::OnceLock;
 
 fn gpu() -> Option<&'static Gpu> {
@@ -116,9 +116,9 @@ fn atomics() {
     let x: Vec<f32> = (0..1000).map(|i| (i % 7) as f32 * 0.25).collect();
     let dx = s.clone_htod(&x).unwrap();
     // `&[AtomicF32]` / `&[AtomicF64]` are plain `f32` / `f64` buffers on the host.
-    let s32 = s.alloc_zeros::<f32>(2).unwrap();
-    let s64 = s.alloc_zeros::<f64>(1).unwrap();
-    run!(g, kernels::launch_atomics_float(s, 4u32, 256u32, &dx, &s32, &s64));
+    let mut s32 = s.alloc_zeros::<f32>(2).unwrap();
+    let mut s64 = s.alloc_zeros::<f64>(1).unwrap();
+    run!(g, kernels::launch_atomics_float(s, 4u32, 256u32, &dx, &mut s32, &mut s64));
     let want: f64 = x.iter().map(|&v| v as f64).sum();
     let r32: Vec<f32> = s.clone_dtoh(&s32).unwrap();
     let r64: Vec<f64> = s.clone_dtoh(&s64).unwrap();
@@ -167,30 +167,51 @@ fn printing_launch_bounds_and_dependencies() {
     assert_eq!(s.clone_dtoh(&steps).unwrap(), check::collatz(&x));
 }
 
-/// Inputs of atomics: the same buffer twice (legal, they are shared), and views of it, whose
-/// context the launcher asks the driver for.
+/// Inputs of atomics, whole buffers and views, whose context the launcher asks the driver for.
+/// The kernel writes through atomics, so the launch borrows their buffers mutably: one buffer
+/// cannot be passed twice, nor as atomics and a plain input at once (`tests/ui` has that).
 #[test]
 fn atomic_inputs_and_views() {
     let Some(g) = gpu() else { return };
     let s = &g.stream;
-    let flags = s.clone_htod(&(0..100u32).collect::<Vec<_>>()).unwrap();
+    let mut flags = s.clone_htod(&(0..100u32).collect::<Vec<_>>()).unwrap();
+    let mut again = s.clone_htod(&(0..100u32).collect::<Vec<_>>()).unwrap();
     let mut out = s.alloc_zeros::<u32>(100).unwrap();
-    run!(g, kernels::launch_atomic_loads(s, 4u32, 32u32, &flags, &flags, &mut out));
+    run!(g, kernels::launch_atomic_loads(s, 4u32, 32u32, &mut flags, &mut again, &mut out));
     assert_eq!(s.clone_dtoh(&out).unwrap(), (0..100).map(|v| 3 * v).collect::<Vec<u32>>());
 
-    let (head, tail) = (flags.slice(..50), flags.slice(50..));
+    let (mut head, mut tail) = flags.split_at_mut(50);
     let mut part = out.slice_mut(10..60);
-    run!(g, kernels::launch_atomic_loads(s, 2u32, 32u32, &head, &tail, &mut part));
+    run!(g, kernels::launch_atomic_loads(s, 2u32, 32u32, &mut head, &mut tail, &mut part));
     let want: Vec<u32> =
         (0..100).map(|i| if (10..60).contains(&i) { (i - 10) + 2 * (i + 40) } else { 3 * i }).collect();
     assert_eq!(s.clone_dtoh(&out).unwrap(), want);
 
-    // One buffer as a plain (read-only) input and as atomics that threads add to: refused.
-    let sums = s.alloc_zeros::<f32>(300).unwrap();
-    let s64 = s.alloc_zeros::<f64>(1).unwrap();
-    let err = kernels::launch_atomics_float(s, 1u32, 256u32, &sums, &sums.slice(100..102), &s64).unwrap_err();
-    assert!(err.to_string().contains("argument `sum32` (atomics, which threads write) and argument `x`"), "{err}");
-    run!(g, kernels::launch_atomics_float(s, 1u32, 256u32, &sums.slice(..256), &sums.slice(256..258), &s64));
+    // A plain input and atomics from one allocation, side by side.
+    let mut sums = s.alloc_zeros::<f32>(300).unwrap();
+    let mut s64 = s.alloc_zeros::<f64>(1).unwrap();
+    let (x, mut rest) = sums.split_at_mut(256);
+    run!(g, kernels::launch_atomics_float(s, 1u32, 256u32, &x, &mut rest.slice_mut(..2), &mut s64));
+}
+
+/// A kernel's atomics are written by it: reading them back on another stream waits for the
+/// launch (the launcher records a write on the buffer; a read was recorded before, and a copy
+/// on a second stream then raced the still-running kernel).
+#[test]
+fn atomics_read_on_another_stream_wait_for_the_kernel() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let other = g.ctx.new_stream().unwrap();
+    let n = 1usize << 24;
+    let dx = s.clone_htod(&vec![1.0f32; n]).unwrap();
+    for _ in 0..3 {
+        let mut s32 = s.alloc_zeros::<f32>(2).unwrap();
+        let mut s64 = s.alloc_zeros::<f64>(1).unwrap();
+        // 2^24 adds into one float: milliseconds of contended atomics, and exact (2^24 fits).
+        kernels::launch_atomics_float(s, (n / 256) as u32, 256u32, &dx, &mut s32, &mut s64).unwrap();
+        let sums = other.clone_dtoh(&s32).unwrap();
+        assert_eq!(sums, [n as f32, n as f32], "read on a second stream before the kernel finished");
+    }
 }
 
 /// A view that does not start at a whole element (only `unsafe` code can make one) is refused
@@ -200,15 +221,17 @@ fn misaligned_views_are_refused() {
     let Some(g) = gpu() else { return };
     let s = &g.stream;
     let bytes = s.alloc_zeros::<u8>(64).unwrap();
-    let shifted = bytes.slice(2..);
+    let mut bytes = bytes;
+    let mut shifted = bytes.slice_mut(2..);
     // SAFETY: 8 u32s fit in the 62 bytes; the point of the test is the misalignment.
-    let view = unsafe { shifted.transmute::<u32>(8) }.unwrap();
+    let mut view = unsafe { shifted.transmute_mut::<u32>(8) }.unwrap();
     let mut out = s.alloc_zeros::<u32>(8).unwrap();
-    let err = kernels::launch_atomic_loads(s, 1u32, 32u32, &view, &view, &mut out).unwrap_err();
+    let mut flags = s.clone_htod(&[1u32; 8]).unwrap();
+    let err = kernels::launch_atomic_loads(s, 1u32, 32u32, &mut view, &mut flags, &mut out).unwrap_err();
     assert!(err.to_string().contains("not aligned"), "{err}");
     // The context is still good.
-    let flags = s.clone_htod(&[1u32; 8]).unwrap();
-    run!(g, kernels::launch_atomic_loads(s, 1u32, 32u32, &flags, &flags, &mut out));
+    let mut again = s.clone_htod(&[1u32; 8]).unwrap();
+    run!(g, kernels::launch_atomic_loads(s, 1u32, 32u32, &mut flags, &mut again, &mut out));
     assert_eq!(s.clone_dtoh(&out).unwrap(), vec![3u32; 8]);
 }
 
@@ -266,23 +289,24 @@ fn buffers_of_another_context_are_refused() {
     let Some(g) = gpu() else { return };
     let s = &g.stream;
     let other = oxide_rt::cuda::CudaContext::new_non_primary(0, 0).unwrap();
-    let theirs = other.default_stream().clone_htod(&[1u32; 64]).unwrap();
+    let mut theirs = other.default_stream().clone_htod(&[1u32; 64]).unwrap();
     other.default_stream().synchronize().unwrap();
     g.ctx.bind_to_thread().unwrap();
-    let ours = s.clone_htod(&[1u32; 64]).unwrap();
+    let mut ours = s.clone_htod(&[1u32; 64]).unwrap();
+    let mut again = s.clone_htod(&[1u32; 64]).unwrap();
     let mut out = s.alloc_zeros::<u32>(64).unwrap();
-    let err = kernels::launch_atomic_loads(s, 2u32, 32u32, &theirs, &ours, &mut out).unwrap_err();
+    let err = kernels::launch_atomic_loads(s, 2u32, 32u32, &mut theirs, &mut ours, &mut out).unwrap_err();
     assert!(err.to_string().contains("argument `flags` was allocated in another CUDA context"), "{err}");
     // A view names no context, and memory from the device's stream-ordered pool (what cudarc
     // allocates) belongs to the device, not to one context: usable from ours, so accepted.
-    run!(g, kernels::launch_atomic_loads(s, 2u32, 32u32, &ours, &theirs.slice(..), &mut out));
+    run!(g, kernels::launch_atomic_loads(s, 2u32, 32u32, &mut ours, &mut theirs.slice_mut(..), &mut out));
     assert_eq!(s.clone_dtoh(&out).unwrap(), vec![3u32; 64]);
     let mut their_out = other.default_stream().alloc_zeros::<u32>(64).unwrap();
     g.ctx.bind_to_thread().unwrap();
-    let err = kernels::launch_atomic_loads(s, 2u32, 32u32, &ours, &ours, &mut their_out).unwrap_err();
+    let err = kernels::launch_atomic_loads(s, 2u32, 32u32, &mut ours, &mut again, &mut their_out).unwrap_err();
     assert!(err.to_string().contains("argument `out` was allocated in another CUDA context"), "{err}");
     // Our own buffers still launch.
-    run!(g, kernels::launch_atomic_loads(s, 2u32, 32u32, &ours, &ours, &mut out));
+    run!(g, kernels::launch_atomic_loads(s, 2u32, 32u32, &mut ours, &mut again, &mut out));
     assert_eq!(s.clone_dtoh(&out).unwrap(), vec![3u32; 64]);
 }
 
@@ -405,7 +429,7 @@ fn matrix_arguments() {
     let (rows, cols) = (13usize, 37usize);
     let input = check::inputs_u32(rows * cols, 1000);
     let din = s.clone_htod(&input).unwrap();
-    let out = s.alloc_zeros::<u32>(rows * cols).unwrap();
+    let mut out = s.alloc_zeros::<u32>(rows * cols).unwrap();
     let grid = (rows.div_ceil(8) as u32, cols.div_ceil(8) as u32);
     run!(
         g,
@@ -414,7 +438,7 @@ fn matrix_arguments() {
             grid,
             (8u32, 8u32),
             Matrix::new(&din, rows, cols),
-            Matrix::new(&out, cols, rows)
+            MatrixMut::new(&mut out, cols, rows)
         )
     );
     assert_eq!(s.clone_dtoh(&out).unwrap(), check::matrix_flip(&input, rows, cols));
@@ -423,7 +447,7 @@ fn matrix_arguments() {
         grid,
         (8u32, 8u32),
         Matrix::new(&din, rows + 1, cols),
-        Matrix::new(&out, cols, rows),
+        MatrixMut::new(&mut out, cols, rows),
     )
     .unwrap_err();
     assert!(err.to_string().contains("`input`") && err.to_string().contains("holds"), "{err}");

@@ -24,14 +24,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut dy = s.alloc_zeros::<f64>(n)?;
             let mut dys = s.alloc_zeros::<f32>(n)?;
             let mut dyu = s.alloc_zeros::<u32>(n)?;
-            let bins = s.alloc_zeros::<u32>(1)?;
+            let mut bins = s.alloc_zeros::<u32>(1)?;
             kernels::launch_affine_with(s, cfg, p, &dpairs, &mut dy)?;
             // launch bounds (128): a block of 256 must be refused
             assert!(kernels::launch_affine_with(s, LaunchConfig::for_num_elems(n as u32, 256), p, &dpairs, &mut dy)
                 .is_err());
             kernels::launch_scale_f32_with(s, cfg, 4.0, &dxs, &mut dys)?;
             kernels::launch_scale_u32_with(s, cfg, 3, &dxu, &mut dyu)?;
-            kernels::launch_count_odd_with(s, cfg, &dxu, &bins)?;
+            kernels::launch_count_odd_with(s, cfg, &dxu, &mut bins)?;
             let mut dyr = s.alloc_zeros::<f64>(n)?;
             kernels::wide::launch_ramp_with(s, cfg, ramp, &mut dyr)?;
             (s.clone_dtoh(&dy)?, s.clone_dtoh(&dys)?, s.clone_dtoh(&dyu)?, s.clone_dtoh(&bins)?[0], s.clone_dtoh(&dyr)?)

@@ -11,8 +11,8 @@ pub fn run(b: &Bench) -> Res<Row> {
     let words = histogram::pack(&p.bytes);
     let cfg = histogram::config_for(n, histogram::BLOCK);
     let dw = s.clone_htod(&words)?;
-    let hist = s.alloc_zeros::<u32>(histogram::BINS)?;
-    let oxide_ms = b.time(|| Ok(histogram::kernels::launch_histogram256_with(s, cfg, &dw, n, &hist)?))?;
+    let mut hist = s.alloc_zeros::<u32>(histogram::BINS)?;
+    let oxide_ms = b.time(|| Ok(histogram::kernels::launch_histogram256_with(s, cfg, &dw, n, &mut hist)?))?;
 
     let (_m, f) = b.twin("histogram", "histogram256")?;
     let (wlen, n64, bins) = (words.len() as u64, n as u64, histogram::BINS as u64);
@@ -28,8 +28,8 @@ pub fn run(b: &Bench) -> Res<Row> {
 
     // Fresh runs of both, exact against the CPU count.
     let want = histogram::reference(&p);
-    let hist = s.alloc_zeros::<u32>(histogram::BINS)?;
-    histogram::kernels::launch_histogram256_with(s, cfg, &dw, n, &hist)?;
+    let mut hist = s.alloc_zeros::<u32>(histogram::BINS)?;
+    histogram::kernels::launch_histogram256_with(s, cfg, &dw, n, &mut hist)?;
     let got = s.clone_dtoh(&hist)?;
     histogram::compare(&got, &want).map_err(|e| format!("oxide histogram differs from the reference: {e}"))?;
     let mut thist = s.alloc_zeros::<u32>(histogram::BINS)?;

@@ -12,8 +12,8 @@ pub fn run(b: &Bench) -> Res<Row> {
     let dx = s.clone_htod(&p.x)?;
     // Timed runs keep adding into the same cell (an atomic add either way); the check below
     // uses a fresh, zeroed one.
-    let out = s.alloc_zeros::<f32>(1)?;
-    let oxide_ms = b.time(|| Ok(reduction::kernels::launch_reduce_sum_with(s, cfg, &dx, &out)?))?;
+    let mut out = s.alloc_zeros::<f32>(1)?;
+    let oxide_ms = b.time(|| Ok(reduction::kernels::launch_reduce_sum_with(s, cfg, &dx, &mut out)?))?;
 
     let (_m, f) = b.twin("reduction", "reduce_sum")?;
     let mut tout = s.alloc_zeros::<f32>(1)?;
@@ -27,8 +27,8 @@ pub fn run(b: &Bench) -> Res<Row> {
     })?;
 
     let want = reduction::reference(&p);
-    let out = s.alloc_zeros::<f32>(1)?;
-    reduction::kernels::launch_reduce_sum_with(s, cfg, &dx, &out)?;
+    let mut out = s.alloc_zeros::<f32>(1)?;
+    reduction::kernels::launch_reduce_sum_with(s, cfg, &dx, &mut out)?;
     let sum = s.clone_dtoh(&out)?.into_iter().next().unwrap_or(f32::NAN) as f64;
     let got = reduction::Output { sum, tolerance: 0.0 };
     reduction::compare(&got, &want).map_err(|e| format!("oxide reduction differs from the reference: {e}"))?;

@@ -19,8 +19,8 @@ fn scatter(b: &Bench) -> Res<Row> {
     let p = scatter_problem(1, n, bins);
     let cfg = scatter_config(n);
     let (dx, dw) = (s.clone_htod(&p.x)?, s.clone_htod(&p.w)?);
-    let dout = s.alloc_zeros::<f32>(bins)?;
-    let oxide_ms = b.time(|| Ok(k::launch_scatter_add_with(s, cfg, &dx, &dw, p.lo, p.inv_width, &dout)?))?;
+    let mut dout = s.alloc_zeros::<f32>(bins)?;
+    let oxide_ms = b.time(|| Ok(k::launch_scatter_add_with(s, cfg, &dx, &dw, p.lo, p.inv_width, &mut dout)?))?;
 
     let (_m, f) = b.twin("suite/atomics", "scatter_add")?;
     let (n32, b32) = (n as i32, bins as i32);
@@ -35,8 +35,8 @@ fn scatter(b: &Bench) -> Res<Row> {
     let cuda_ms = b.time(|| twin(&mut tout))?;
 
     let want = scatter_reference(&p);
-    let dout = s.alloc_zeros::<f32>(bins)?;
-    k::launch_scatter_add_with(s, cfg, &dx, &dw, p.lo, p.inv_width, &dout)?;
+    let mut dout = s.alloc_zeros::<f32>(bins)?;
+    k::launch_scatter_add_with(s, cfg, &dx, &dw, p.lo, p.inv_width, &mut dout)?;
     let got = s.clone_dtoh(&dout)?;
     scatter_compare(&got, &want).map_err(|e| format!("oxide scatter_add differs from the reference: {e}"))?;
     let mut tout = s.alloc_zeros::<f32>(bins)?;
@@ -62,8 +62,8 @@ fn histogram(b: &Bench) -> Res<Row> {
     let p = histogram_problem(1, n, bins);
     let cfg = histogram_config(n);
     let dkeys = s.clone_htod(&p.keys)?;
-    let dbins = s.alloc_zeros::<u32>(bins)?;
-    let oxide_ms = b.time(|| Ok(k::launch_histogram_keys_with(s, cfg, &dkeys, &dbins)?))?;
+    let mut dbins = s.alloc_zeros::<u32>(bins)?;
+    let oxide_ms = b.time(|| Ok(k::launch_histogram_keys_with(s, cfg, &dkeys, &mut dbins)?))?;
 
     let (_m, f) = b.twin("suite/atomics", "histogram_keys")?;
     let (n32, b32) = (n as i32, bins as u32);
@@ -78,8 +78,8 @@ fn histogram(b: &Bench) -> Res<Row> {
     let cuda_ms = b.time(|| twin(&mut tbins))?;
 
     let want = histogram_reference(&p);
-    let dbins = s.alloc_zeros::<u32>(bins)?;
-    k::launch_histogram_keys_with(s, cfg, &dkeys, &dbins)?;
+    let mut dbins = s.alloc_zeros::<u32>(bins)?;
+    k::launch_histogram_keys_with(s, cfg, &dkeys, &mut dbins)?;
     histogram_compare(&s.clone_dtoh(&dbins)?, &want)
         .map_err(|e| format!("oxide histogram_keys differs from the reference: {e}"))?;
     let mut tbins = s.alloc_zeros::<u32>(bins)?;

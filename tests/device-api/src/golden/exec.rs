@@ -148,8 +148,8 @@ impl Exec for OnGpu<'_> {
     fn atomics(&self, x: &[u64], f: &[f32], d: &[f64]) -> Atomics {
         let s = &self.0.stream;
         let i = Atomics::initial();
-        let (u32s, i32s, u64s) = (self.up(&i.u32s), self.up(&i.i32s), self.up(&i.u64s));
-        let (i64s, f32s, f64s) = (self.up(&i.i64s), self.up(&i.f32s), self.up(&i.f64s));
+        let (mut u32s, mut i32s, mut u64s) = (self.up(&i.u32s), self.up(&i.i32s), self.up(&i.u64s));
+        let (mut i64s, mut f32s, mut f64s) = (self.up(&i.i64s), self.up(&i.f32s), self.up(&i.f64s));
         let (dx, df, dd) = (self.up(x), self.up(f), self.up(d));
         kernels::launch_golden_atomics(
             s,
@@ -158,12 +158,12 @@ impl Exec for OnGpu<'_> {
             &dx,
             &df,
             &dd,
-            &u32s,
-            &i32s,
-            &u64s,
-            &i64s,
-            &f32s,
-            &f64s,
+            &mut u32s,
+            &mut i32s,
+            &mut u64s,
+            &mut i64s,
+            &mut f32s,
+            &mut f64s,
         )
         .unwrap();
         Atomics {
