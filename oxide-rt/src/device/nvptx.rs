@@ -93,7 +93,9 @@ pub fn sync_threads_or(pred: bool) -> bool {
 }
 
 #[inline(always)]
+#[track_caller]
 pub fn sync_warp(mask: u32) {
+    check_member(mask);
     // SAFETY: `bar.warp.sync` waits for the lanes in `mask`; each of them must execute it with the same mask (documented on `sync::sync_warp`).
     unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
 }
@@ -127,6 +129,17 @@ pub fn lane_id() -> u32 {
     r
 }
 
+/// Panics unless the calling lane is in `mask`: PTX leaves a `.sync` warp operation whose
+/// member mask omits the executing lane undefined. Free for the constant masks kernels
+/// usually pass (`(1 << lane) & FULL_MASK` is never zero, and the lane read is pure).
+#[inline(always)]
+#[track_caller]
+fn check_member(mask: u32) {
+    if mask & (1u32 << (lane_id() & 31)) == 0 {
+        panic!("warp operation with a mask that does not include the calling lane");
+    }
+}
+
 /// The warp's index within its block (linear thread index / 32), as CUDA code computes it;
 /// `%warpid` is a hardware slot number that can change during execution, so it is not used.
 #[inline(always)]
@@ -151,6 +164,14 @@ pub fn shfl_u32(mode: ShflMode, mask: u32, value: u32, lane_or_delta: u32, width
     if !(width.is_power_of_two() && width <= 32) {
         panic!("shuffle width is not a power of two between 1 and 32");
     }
+    check_member(mask);
+    shfl_member(mode, mask, value, lane_or_delta, width)
+}
+
+/// [`shfl_u32`] for callers whose lane is in `mask` by construction (`active_mask()`), with a
+/// width that is a power of two up to 32.
+#[inline(always)]
+fn shfl_member(mode: ShflMode, mask: u32, value: u32, lane_or_delta: u32, width: u32) -> u32 {
     // CUDA's encoding of the segment width: the high byte masks lanes to the segment, the low
     // bits clamp the source lane (0 for `up`, 31 otherwise).
     let seg = (32u32.wrapping_sub(width) & 31) << 8;
@@ -176,7 +197,9 @@ pub fn shfl_u32(mode: ShflMode, mask: u32, value: u32, lane_or_delta: u32, width
 }
 
 #[inline(always)]
+#[track_caller]
 pub fn vote_all(mask: u32, pred: bool) -> bool {
+    check_member(mask);
     let r: u32;
     // SAFETY: `vote.sync` over the lanes in `mask`, which must all execute it.
     unsafe {
@@ -189,7 +212,9 @@ pub fn vote_all(mask: u32, pred: bool) -> bool {
 }
 
 #[inline(always)]
+#[track_caller]
 pub fn vote_any(mask: u32, pred: bool) -> bool {
+    check_member(mask);
     let r: u32;
     // SAFETY: as `vote_all`.
     unsafe {
@@ -202,7 +227,9 @@ pub fn vote_any(mask: u32, pred: bool) -> bool {
 }
 
 #[inline(always)]
+#[track_caller]
 pub fn vote_ballot(mask: u32, pred: bool) -> u32 {
+    check_member(mask);
     let r: u32;
     // SAFETY: as `vote_all`.
     unsafe {
@@ -336,8 +363,8 @@ pub fn append_claim(counter: &core::sync::atomic::AtomicU64) -> u64 {
         base = counter.atomic_add(u64::from(mask.count_ones()), Scope::Device);
     }
     // Every lane of `mask` runs this code, so each reaches the shuffles.
-    let lo = shfl_u32(ShflMode::Idx, mask, base as u32, leader, 32);
-    let hi = shfl_u32(ShflMode::Idx, mask, (base >> 32) as u32, leader, 32);
+    let lo = shfl_member(ShflMode::Idx, mask, base as u32, leader, 32);
+    let hi = shfl_member(ShflMode::Idx, mask, (base >> 32) as u32, leader, 32);
     let below = mask & ((1u32 << lane) - 1);
     (u64::from(lo) | u64::from(hi) << 32).wrapping_add(u64::from(below.count_ones()))
 }

@@ -186,9 +186,17 @@ impl<T: SharedElem, const D: usize> TensorMap<T, D> {
     /// sm_90); elements outside the tensor are not written. Panics unless the host built the map
     /// with `TensorMap::new_mut`. Call [`fence_proxy_async`](super::mbarrier::fence_proxy_async)
     /// after writing the tile and before the store, then [`store_commit`] and [`store_wait`].
+    ///
+    /// # Safety
+    /// Nothing else in the launch, nor any kernel running beside it, accesses the box's elements
+    /// of the tensor while the store is in flight: no other store to an overlapping box (another
+    /// block's, or this thread's earlier one that [`store_wait`] has not retired) and no read of
+    /// them through another argument. The coordinates are plain numbers a thread chooses, so no
+    /// type can keep two blocks' boxes apart (give each block its own box, e.g. from its block
+    /// index, as `DisjointTiles` does for ordinary stores).
     #[inline(always)]
     #[track_caller]
-    pub fn store(self, tile: SharedSlice<T>, coords: [i32; D]) {
+    pub unsafe fn store(self, tile: SharedSlice<T>, coords: [i32; D]) {
         if self.info.writable == 0 {
             read_only();
         }

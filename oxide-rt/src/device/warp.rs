@@ -8,8 +8,9 @@
 //!
 //! A `width` that is not a power of two up to 32 panics at the caller's line (`#[track_caller]`)
 //! on the GPU and on the CPU executor, so the `Error::KernelPanic` points into the kernel, not
-//! into this file; the check folds away for a constant width. The CPU executor also panics on a
-//! `mask` without the calling lane, and with its checks on (`Error::CpuCheck`) reports a
+//! into this file; the check folds away for a constant width. A `mask` without the calling lane
+//! (undefined in PTX) panics the same way on both (free for a constant mask such as
+//! [`FULL_MASK`]). The CPU executor with its checks on (`Error::CpuCheck`) also reports a
 //! shuffle that reads a lane that does not take part (exited, outside the block, or not in the
 //! mask), whose value the GPU leaves undefined.
 

@@ -511,6 +511,19 @@ pub fn out_of_bounds(offset: u32, x: &[f32], mut out: DisjointSlice<f32>) {
     }
 }
 
+/// Shuffles with `mask`, less the calling lane when `leave_out_self` is set: a kernel panic
+/// (PTX leaves a `.sync` warp operation whose mask omits the executing lane undefined).
+#[kernel]
+pub fn shuffle_mask(mask: u32, leave_out_self: u32, mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    let me = 1u32 << thread::lane_id();
+    let mask = if leave_out_self != 0 { mask & !me } else { mask | me };
+    let v = warp::shfl_xor_sync(mask, i.get() as u32, 1, 32);
+    if let Some(o) = out.get_mut(i) {
+        *o = v;
+    }
+}
+
 /// Thread `culprit` of each 64-thread block panics (out of bounds) before a barrier that the
 /// others wait at; each other thread then writes its right neighbour's value.
 #[kernel]

@@ -184,6 +184,21 @@ fn unwrap_none_is_a_kernel_panic() {
 }
 
 #[test]
+fn a_shuffle_mask_without_the_calling_lane_is_a_kernel_panic() {
+    let mut out = vec![0u32; 64];
+    kernels::cpu_shuffle_mask(2u32, 32u32, u32::MAX, 0, &mut out).unwrap();
+    assert_eq!(out, (0..64u32).map(|i| i ^ 1).collect::<Vec<u32>>());
+    let err = kernels::cpu_shuffle_mask(2u32, 32u32, u32::MAX, 1, &mut out).unwrap_err();
+    match &err {
+        Error::KernelPanic { kernel, location, .. } => {
+            assert_eq!(*kernel, "shuffle_mask");
+            assert!(location.as_deref().unwrap_or("").contains("kernels.rs:"), "{err}");
+        }
+        other => panic!("expected a kernel panic, got {other}"),
+    }
+}
+
+#[test]
 fn bounded_and_collatz() {
     let mut out = vec![0u32; 512];
     kernels::cpu_bounded(2u32, 256u32, &mut out).unwrap();

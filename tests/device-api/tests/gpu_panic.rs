@@ -35,3 +35,27 @@ fn out_of_bounds_on_the_gpu_reports_kernel_file_line_and_message() {
     g.synchronize().unwrap();
     assert_eq!(s.clone_dtoh(&out).unwrap(), vec![1f32; 64]);
 }
+
+/// A warp shuffle whose mask leaves out the calling lane is undefined in PTX: oxide makes it a
+/// kernel panic at the caller's line, as on the CPU executor.
+#[test]
+fn a_shuffle_mask_without_the_calling_lane_panics() {
+    let Some(g) = device_api::gpu_or_skip() else { return };
+    let s = &g.stream;
+    let mut out = s.alloc_zeros::<u32>(64).unwrap();
+    kernels::launch_shuffle_mask(s, 2u32, 32u32, u32::MAX, 0, &mut out).unwrap();
+    g.synchronize().unwrap();
+    let want: Vec<u32> = (0..64u32).map(|i| i ^ 1).collect();
+    assert_eq!(s.clone_dtoh(&out).unwrap(), want);
+    kernels::launch_shuffle_mask(s, 2u32, 32u32, u32::MAX, 1, &mut out).unwrap();
+    match g.synchronize().unwrap_err() {
+        Error::KernelPanic { kernel, location, .. } => {
+            assert_eq!(kernel, "shuffle_mask");
+            assert!(location.as_deref().unwrap_or_default().contains("kernels.rs:"), "{location:?}");
+        }
+        other => panic!("expected Error::KernelPanic, got {other:?}"),
+    }
+    // The context stays usable.
+    kernels::launch_shuffle_mask(s, 2u32, 32u32, u32::MAX, 0, &mut out).unwrap();
+    g.synchronize().unwrap();
+}
