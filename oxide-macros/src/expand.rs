@@ -303,7 +303,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 cpu_params.push(quote! { #id: &#map_ty });
                 gpu_prep.push(quote! {
                     let #guard = #p::tensor_map_arg(#export, #arg_name, #id, __oxide_stream)?;
-                    let (_, #ptr, #len) = #id.parts();
+                    let (#ptr, #len) = #id.parts();
                 });
                 gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, #ptr); #p::PushKernelArg::arg(&mut __oxide_args, #len); });
                 cpu_prep.push(quote! { let #id = #p::tensor_map_on_cpu(#export, #arg_name, #id)?; });

@@ -16,7 +16,8 @@
 use super::Error;
 use crate::device::half::{Bf16, F16};
 use crate::device::tma::TensorMapInfo;
-use cudarc::driver::{sys, CudaSlice, CudaStream, DeviceRepr, SyncOnDrop};
+use cudarc::driver::{sys, CudaSlice, CudaStream, CudaViewMut, DeviceRepr, SyncOnDrop};
+use std::cell::RefCell;
 
 /// How a box is laid out in shared memory: plain rows, or rows whose 16-byte chunks are
 /// permuted (XOR of the chunk index with the row index within a pattern of 8 rows) so that
@@ -213,21 +214,31 @@ unsafe impl DeviceRepr for RawTensorMap {}
 pub struct TensorMap<'a, T, const D: usize> {
     raw: RawTensorMap,
     info: TensorMapInfo,
-    buf: &'a CudaSlice<T>,
+    buf: Buffer<'a, T>,
+}
+
+/// The mapped buffer: shared for loads; for stores, a mutable view that each launch records as
+/// written (cudarc then orders later uses of the buffer, on any stream, after the kernel). The
+/// cell lends the view out only inside the launcher's calls, never across them.
+enum Buffer<'a, T> {
+    Read(&'a CudaSlice<T>),
+    Write(RefCell<CudaViewMut<'a, T>>),
 }
 
 impl<'a, T: TmaElem, const D: usize> TensorMap<'a, T, D> {
     /// A map for loads from `buf`. `Err` names the rule a bad shape breaks (see [`TensorMapDesc`]).
     pub fn new(buf: &'a CudaSlice<T>, desc: TensorMapDesc<D>) -> Result<Self, Error> {
-        Self::encode(buf, desc, false)
+        let (raw, info) = Self::encode(buf, desc, false)?;
+        Ok(TensorMap { raw, info, buf: Buffer::Read(buf) })
     }
 
     /// A map for loads from and stores to `buf`.
     pub fn new_mut(buf: &'a mut CudaSlice<T>, desc: TensorMapDesc<D>) -> Result<Self, Error> {
-        Self::encode(buf, desc, true)
+        let (raw, info) = Self::encode(buf, desc, true)?;
+        Ok(TensorMap { raw, info, buf: Buffer::Write(RefCell::new(buf.slice_mut(..))) })
     }
 
-    fn encode(buf: &'a CudaSlice<T>, d: TensorMapDesc<D>, writable: bool) -> Result<Self, Error> {
+    fn encode(buf: &CudaSlice<T>, d: TensorMapDesc<D>, writable: bool) -> Result<(RawTensorMap, TensorMapInfo), Error> {
         const { assert!(D >= 1 && D <= 5, "a TMA tensor map has 1 to 5 dimensions") };
         let elem = std::mem::size_of::<T>();
         let stream = buf.stream();
@@ -275,7 +286,7 @@ impl<'a, T: TmaElem, const D: usize> TensorMap<'a, T, D> {
             rank: D as u32,
             writable: writable as u32,
         };
-        Ok(TensorMap { raw: RawTensorMap(raw.opaque), info, buf })
+        Ok((RawTensorMap(raw.opaque), info))
     }
 
     /// The box's bytes (what a kernel announces on its barrier per load).
@@ -283,26 +294,60 @@ impl<'a, T: TmaElem, const D: usize> TensorMap<'a, T, D> {
         self.info.box_bytes
     }
 
-    /// The launcher's view: the buffer (to record its use on the stream), the descriptor and
-    /// the box.
+    /// The launcher's view: the descriptor and the box (the buffer stays inside the map, which
+    /// [`tensor_map_arg`] records as used).
     #[doc(hidden)]
-    pub fn parts(&self) -> (&'a CudaSlice<T>, &RawTensorMap, &TensorMapInfo) {
-        (self.buf, &self.raw, &self.info)
+    pub fn parts(&self) -> (&RawTensorMap, &TensorMapInfo) {
+        (&self.raw, &self.info)
+    }
+}
+
+/// A map's use by one launch, held until the kernel is enqueued: a load-only map's buffer is
+/// recorded as read when this drops (cudarc's guard); a writable map's as written.
+#[doc(hidden)]
+pub enum TensorMapUse<'m, 'b, T> {
+    Read(#[allow(dead_code)] SyncOnDrop<'m>),
+    Write(&'m RefCell<CudaViewMut<'b, T>>, &'m CudaStream),
+}
+
+impl<T> Drop for TensorMapUse<'_, '_, T> {
+    fn drop(&mut self) {
+        if let TensorMapUse::Write(view, stream) = self {
+            // After the kernel in stream order: later readers and writers of the buffer wait for
+            // this write event. (Only the launcher borrows the cell, and never across calls.)
+            if let Ok(mut view) = view.try_borrow_mut() {
+                let _recorded_on_drop = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut *view, stream);
+            }
+        }
     }
 }
 
 /// Records the map's buffer as used by the launch on `stream` and checks it belongs to the
 /// stream's context (as for slice inputs).
 #[doc(hidden)]
-pub fn tensor_map_arg<'a, T: TmaElem, const D: usize>(
+pub fn tensor_map_arg<'m, 'b: 'm, T: TmaElem, const D: usize>(
     kernel: &'static str,
     arg: &'static str,
-    map: &'a TensorMap<'a, T, D>,
-    stream: &'a CudaStream,
-) -> Result<SyncOnDrop<'a>, Error> {
-    let (buf, ..) = map.parts();
-    let (_, _, guard) = super::args::input_arg::<T>(kernel, arg, buf, stream, 0)?;
-    Ok(guard)
+    map: &'m TensorMap<'b, T, D>,
+    stream: &'m CudaStream,
+) -> Result<TensorMapUse<'m, 'b, T>, Error> {
+    match &map.buf {
+        Buffer::Read(buf) => {
+            let (_, _, guard) = super::args::input_arg::<T>(kernel, arg, *buf, stream, 0)?;
+            Ok(TensorMapUse::Read(guard))
+        }
+        Buffer::Write(cell) => {
+            // The same checks as an output's; the stream also waits here for earlier uses.
+            let mut view = cell.try_borrow_mut().map_err(|_| Error::InvalidLaunch {
+                kernel,
+                reason: format!("argument `{arg}`: the writable tensor map is in use by another launch"),
+            })?;
+            let (_, _, use_now) = super::args::output_arg::<T>(kernel, arg, &mut *view, stream)?;
+            drop(use_now);
+            drop(view);
+            Ok(TensorMapUse::Write(cell, stream))
+        }
+    }
 }
 
 /// What a CPU launcher of a kernel with a `TensorMap` argument returns: the executor cannot

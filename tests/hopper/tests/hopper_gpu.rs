@@ -194,6 +194,27 @@ fn tma_store_round_trip() {
     let dst = s.clone_dtoh(&ddst).unwrap();
     let plus1: Vec<u32> = src.iter().map(|v| v + 1).collect();
     assert_eq!(dst, plus1, "the boxes cover the whole tensor");
+    // The launch records the writable map's buffer as written: a copy on another stream, with
+    // no synchronisation of ours, waits for the stores.
+    let other = g.ctx.new_stream().unwrap();
+    for round in 0..3u32 {
+        let mut fresh = s.alloc_zeros::<u32>(w * h).unwrap();
+        {
+            let dmap = TensorMap::new_mut(&mut fresh, TensorMapDesc::row_major([w as u64, h as u64], [32, 8])).unwrap();
+            let smap = TensorMap::new(&dsrc, TensorMapDesc::row_major([w as u64, h as u64], [32, 8])).unwrap();
+            kernels::launch_tma_store_2d(
+                s,
+                coords.len() as u32,
+                128,
+                &smap,
+                &dmap,
+                &dcoords,
+                Slice2d::new(&mut dout, n),
+            )
+            .unwrap();
+        }
+        assert_eq!(other.clone_dtoh(&fresh).unwrap(), plus1, "round {round}: read before the stores landed");
+    }
     let out = s.clone_dtoh(&dout).unwrap();
     for (b, c) in coords.iter().enumerate() {
         let want = box_of(&plus1, &[w as u64, h as u64], &[1, w as u64], &[32, 8], c, 0);
@@ -242,7 +263,7 @@ fn tma_load_2d_map_in_global_memory() {
     let data = values_u32(extent(&desc));
     let ddata = s.clone_htod(&data).unwrap();
     let map = TensorMap::new(&ddata, desc).unwrap();
-    let (_, raw, info) = map.parts();
+    let (raw, info) = map.parts();
     let dmap = s.clone_htod(&raw.0).unwrap();
     let words = [
         info.box_dims[0],
