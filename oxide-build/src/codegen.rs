@@ -231,7 +231,7 @@ fn after_opt(optimized: &Path, input: &Input<'_>) -> Result<PathBuf, Error> {
         return Ok(optimized.to_path_buf());
     }
     let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| Error::io(format!("reading {}", p.display()), e));
-    let (text, moved) = crate::ir::after_opt(&read(optimized)?);
+    let (text, moved) = crate::ir::after_opt(&read(optimized)?, &input.ir.processed.meta);
     let path = input.work_dir.join("speculated.ll");
     if moved == 0 {
         // A file from an earlier build would only mislead whoever reads the work folder.

@@ -13,6 +13,7 @@ use crate::error::{Error, ErrorKind};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod checked_chains;
 mod clamped_indices;
 mod contractable_ops;
 mod distance_exits;
@@ -201,14 +202,15 @@ fn contractable(ir: &str) -> String {
 /// reads become unconditional (`ir/speculated_blocks.rs`), loads move above the stores to
 /// other buffers before them (`ir/early_loads.rs`), and unrolled loop remainders become rows of
 /// guarded steps (`ir/guarded_epilogs.rs`). Returns the text and how many sites changed.
-pub(crate) fn after_opt(ir: &str) -> (String, usize) {
+pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir);
     let mut lines: Vec<Line> =
         text.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let loads = early_loads::hoist(&mut lines);
     let chains = guarded_epilogs::rewrite(&mut lines);
+    let checked = checked_chains::hoist(&mut lines, meta);
     let combines = late_combines::rewrite(&mut lines);
-    if loads + chains + combines == 0 {
+    if loads + chains + checked + combines == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -216,7 +218,7 @@ pub(crate) fn after_opt(ir: &str) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + loads + chains + combines)
+    (out, blocks + loads + chains + checked + combines)
 }
 
 /// One input line; `no` survives removals so errors point at the input.

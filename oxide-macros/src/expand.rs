@@ -75,8 +75,13 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     // counts those that take space (rustc passes no zero-sized parameter).
     let mut param_tys: Vec<TokenStream> = Vec::new();
     let mut grid_constants: Vec<TokenStream> = Vec::new();
+    // The element size of every plain `&[T]` / `Matrix<T>` input, in order (`__oxide_in_*`).
+    let mut input_sizes: Vec<TokenStream> = Vec::new();
     for a in &c.args {
         let id = &a.ident;
+        if let ArgKind::SliceIn { elem, atomic: false, .. } = &a.kind {
+            input_sizes.push(quote! { ::core::mem::size_of::<#elem>() as u64 });
+        }
         // Pointer names tell the IR stage what it may assume: `__oxide_in_*` (plain inputs) and
         // `__oxide_out_*` (outputs) never alias anything; `__oxide_atomic_*` (inputs of atomics,
         // which threads write and which may be passed twice) get no such promise.
@@ -221,6 +226,19 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             static #meta: [u32; 3] = [#x, #y, #z];
         }
     });
+    // The inputs' element sizes: the IR stage bounds a read it moves by its input's length.
+    let sizes_meta = (!input_sizes.is_empty()).then(|| {
+        let meta = format_ident!("__oxide_input_sizes_{}", export);
+        let n = input_sizes.len();
+        quote! {
+            #[cfg(target_arch = "nvptx64")]
+            #[used]
+            #[unsafe(no_mangle)]
+            #[unsafe(link_section = "oxide.meta")]
+            #[allow(non_upper_case_globals)]
+            static #meta: [u64; #n] = [#(#input_sizes),*];
+        }
+    });
     // Which parameters hold tensor maps: the IR stage makes them 64-byte aligned `byval`.
     let grid_meta = (!grid_constants.is_empty()).then(|| {
         let meta = format_ident!("__oxide_grid_constant_{}", export);
@@ -245,6 +263,7 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         #block_meta
         #cluster_meta
         #grid_meta
+        #sizes_meta
     }
 }
 
