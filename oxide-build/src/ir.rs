@@ -647,6 +647,22 @@ pub(crate) mod tests {
             .find(|p| p.is_file())
     }
 
+    /// Asserts that LLVM's verifier accepts `ir` (phis, joins, dominance); skips with a printed
+    /// reason where `opt-22` is not installed.
+    pub(crate) fn assert_valid_ir(what: &str, ir: &str) {
+        let Some(opt) = find_tool("opt-22") else {
+            eprintln!("skipped: opt-22 not found on PATH (apt-get install llvm-22)");
+            return;
+        };
+        let dir = std::env::temp_dir().join(format!("oxide-valid-ir-{what}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ll = dir.join(format!("{what}.ll"));
+        std::fs::write(&ll, ir).unwrap();
+        let verified = Command::new(opt).args(["-passes=verify", "-disable-output"]).arg(&ll).output().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(verified.status.success(), "{what}: {}\n{ir}", String::from_utf8_lossy(&verified.stderr));
+    }
+
     pub(crate) fn find_tool(name: &str) -> Option<PathBuf> {
         let explicit = (name == "ptxas").then(|| std::env::var_os("OXIDE_PTXAS").map(PathBuf::from)).flatten();
         let on_path = std::env::var_os("PATH")

@@ -173,14 +173,7 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             (
                 // SAFETY: the host launchers (GPU and CPU) reject any launch whose block is not exactly `block(..)`, and the driver enforces the `.reqntid` that oxide-build emits.
                 quote! { unsafe { ::oxide_rt::__private::assume_block::<{ #x }, { #y }, { #z }>() }; #call_body },
-                Some(quote! {
-                    #[cfg(target_arch = "nvptx64")]
-                    #[used]
-                    #[unsafe(no_mangle)]
-                    #[unsafe(link_section = "oxide.meta")]
-                    #[allow(non_upper_case_globals)]
-                    static #meta: [u32; 3] = [#x, #y, #z];
-                }),
+                Some(meta_static(&meta, quote!([u32; 3]), quote!([#x, #y, #z]))),
             )
         }
         None => (call_body, None),
@@ -198,14 +191,7 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     let bounds = k.launch_bounds.as_ref().map(|b| {
         let (max, min) = (b.max_threads, b.min_blocks);
         let meta = format_ident!("__oxide_launch_bounds_{}", export);
-        quote! {
-            #[cfg(target_arch = "nvptx64")]
-            #[used]
-            #[unsafe(no_mangle)]
-            #[unsafe(link_section = "oxide.meta")]
-            #[allow(non_upper_case_globals)]
-            static #meta: [u32; 2] = [#max, #min];
-        }
+        meta_static(&meta, quote!([u32; 2]), quote!([#max, #min]))
     });
     // `cluster(x, y, z)`: every thread meets the others at a cluster barrier after the body (early
     // returns included), so no block exits while another may still reach its shared memory.
@@ -217,40 +203,19 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     let cluster_meta = k.cluster.as_ref().map(|c| {
         let meta = format_ident!("__oxide_cluster_{}", export);
         let [x, y, z] = c.dims;
-        quote! {
-            #[cfg(target_arch = "nvptx64")]
-            #[used]
-            #[unsafe(no_mangle)]
-            #[unsafe(link_section = "oxide.meta")]
-            #[allow(non_upper_case_globals)]
-            static #meta: [u32; 3] = [#x, #y, #z];
-        }
+        meta_static(&meta, quote!([u32; 3]), quote!([#x, #y, #z]))
     });
     // The inputs' element sizes: the IR stage bounds a read it moves by its input's length.
     let sizes_meta = (!input_sizes.is_empty()).then(|| {
         let meta = format_ident!("__oxide_input_sizes_{}", export);
         let n = input_sizes.len();
-        quote! {
-            #[cfg(target_arch = "nvptx64")]
-            #[used]
-            #[unsafe(no_mangle)]
-            #[unsafe(link_section = "oxide.meta")]
-            #[allow(non_upper_case_globals)]
-            static #meta: [u64; #n] = [#(#input_sizes),*];
-        }
+        meta_static(&meta, quote!([u64; #n]), quote!([#(#input_sizes),*]))
     });
     // Which parameters hold tensor maps: the IR stage makes them 64-byte aligned `byval`.
     let grid_meta = (!grid_constants.is_empty()).then(|| {
         let meta = format_ident!("__oxide_grid_constant_{}", export);
         let n = grid_constants.len();
-        quote! {
-            #[cfg(target_arch = "nvptx64")]
-            #[used]
-            #[unsafe(no_mangle)]
-            #[unsafe(link_section = "oxide.meta")]
-            #[allow(non_upper_case_globals)]
-            static #meta: [u32; #n] = [#(#grid_constants),*];
-        }
+        meta_static(&meta, quote!([u32; #n]), quote!([#(#grid_constants),*]))
     });
     quote! {
         #[cfg(target_arch = "nvptx64")]
@@ -264,6 +229,19 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         #cluster_meta
         #grid_meta
         #sizes_meta
+    }
+}
+
+/// A `#[link_section = "oxide.meta"]` static of the device build: data for oxide-build, which
+/// reads it (`ir/meta_records.rs`) and drops it from the module.
+fn meta_static(name: &syn::Ident, ty: TokenStream, value: TokenStream) -> TokenStream {
+    quote! {
+        #[cfg(target_arch = "nvptx64")]
+        #[used]
+        #[unsafe(no_mangle)]
+        #[unsafe(link_section = "oxide.meta")]
+        #[allow(non_upper_case_globals)]
+        static #name: #ty = #value;
     }
 }
 

@@ -40,6 +40,7 @@
 //! writes. Only chains where some check depends on a read qualify: checks of thread indices
 //! alone (a stencil's) already let the reads after them go out together.
 
+use super::guarded_epilogs::cond_branch;
 use super::guarded_loads::{apply, blocks, each_kernel, fits, input_root, readonly_inputs, Block, REMOVED};
 use super::speculated_blocks::PURE_OPS;
 use super::{int_bits, split_top, uses_value, Line, MetaRecord};
@@ -76,16 +77,6 @@ fn sized_inputs(define: &str, meta: &[MetaRecord]) -> HashMap<String, u64> {
     }
     let readonly = readonly_inputs(define);
     pointers.into_iter().zip(sizes.values.iter().copied()).filter(|(p, s)| *s > 0 && readonly.contains(p)).collect()
-}
-
-/// `br i1 %c, label %A, label %B` as (condition, true target, false target).
-fn cond_branch(line: &str) -> Option<(String, String, String)> {
-    let rest = line.trim().strip_prefix("br i1 ")?;
-    let mut parts = rest.split(", ");
-    let c = parts.next()?.trim().to_string();
-    let t = parts.next()?.trim().strip_prefix("label ")?.to_string();
-    let f = parts.next()?.trim().strip_prefix("label ")?.trim_end().to_string();
-    Some((c, t, f))
 }
 
 /// A block that starts the inlined panic path (`ir/panic_paths.rs`): it reads the panic buffer.
@@ -415,20 +406,9 @@ panic:                                            ; preds = %n1, %s
     /// LLVM's verifier accepts the result.
     #[test]
     fn the_rewrite_is_valid_ir() {
-        let Some(opt) = crate::ir::tests::find_tool("opt-22") else {
-            eprintln!("skipped: opt-22 not found on PATH (apt-get install llvm-22)");
-            return;
-        };
         let (out, n) = run(GATHER, &[4, 4]);
         assert_eq!(n, 1);
         let ir = format!("@__oxide_panic_buffer = external global ptr\n{out}attributes #0 = {{ nounwind }}\n");
-        let dir = std::env::temp_dir().join(format!("oxide-checked-chains-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let ll = dir.join("gather.ll");
-        std::fs::write(&ll, ir).unwrap();
-        let verified =
-            std::process::Command::new(opt).args(["-passes=verify", "-disable-output"]).arg(&ll).output().unwrap();
-        assert!(verified.status.success(), "{}", String::from_utf8_lossy(&verified.stderr));
-        let _ = std::fs::remove_dir_all(&dir);
+        crate::ir::tests::assert_valid_ir("checked-chains", &ir);
     }
 }
