@@ -200,8 +200,11 @@ fn contractable(ir: &str) -> String {
 
 /// The transforms that run on `opt`'s output rather than rustc's: conditional blocks of input
 /// reads become unconditional (`ir/speculated_blocks.rs`), loads move above the stores to
-/// other buffers before them (`ir/early_loads.rs`), and unrolled loop remainders become rows of
-/// guarded steps (`ir/guarded_epilogs.rs`). Returns the text and how many sites changed.
+/// other buffers before them (`ir/early_loads.rs`), unrolled loop remainders become rows of
+/// guarded steps (`ir/guarded_epilogs.rs`), reads behind checks of earlier reads move above
+/// those checks (`ir/checked_chains.rs`, bounded by the inputs' sizes in `meta`), and a peeled
+/// reduction's first combine moves behind its branch (`ir/late_combines.rs`). Returns the text
+/// and how many sites changed.
 pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir);
     let mut lines: Vec<Line> =
