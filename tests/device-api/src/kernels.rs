@@ -511,6 +511,21 @@ pub fn out_of_bounds(offset: u32, x: &[f32], mut out: DisjointSlice<f32>) {
     }
 }
 
+/// `out[i] = x[idx[4i]] + … + x[idx[4i + 3]]`: a gather whose bounds checks wait for the index
+/// reads (release builds move the reads above those checks, `ir/checked_chains.rs`); an index
+/// past `x` is a kernel panic at this line either way.
+#[kernel]
+pub fn gather4(idx: &[u32], x: &[f32], mut out: DisjointSlice<f32>) {
+    let i = thread::index();
+    if let Some(o) = out.get_mut(i) {
+        let mut s = 0.0;
+        for &j in &idx[4 * i.get()..4 * i.get() + 4] {
+            s += x[j as usize];
+        }
+        *o = s;
+    }
+}
+
 /// Shuffles with `mask`, less the calling lane when `leave_out_self` is set: a kernel panic
 /// (PTX leaves a `.sync` warp operation whose mask omits the executing lane undefined).
 #[kernel]

@@ -184,6 +184,19 @@ fn unwrap_none_is_a_kernel_panic() {
 }
 
 #[test]
+fn a_gather_past_its_input_is_a_kernel_panic() {
+    let x: Vec<f32> = (0..100).map(|k| k as f32).collect();
+    let mut idx: Vec<u32> = (0..256u32).map(|k| (k * 37) % 100).collect();
+    let mut out = vec![0f32; 64];
+    kernels::cpu_gather4(2u32, 32u32, &idx, &x, &mut out).unwrap();
+    let want: Vec<f32> = idx.chunks(4).map(|c| c.iter().map(|&j| x[j as usize]).sum()).collect();
+    assert_eq!(out, want);
+    idx[4 * 13 + 2] = 100;
+    let err = kernels::cpu_gather4(2u32, 32u32, &idx, &x, &mut out).unwrap_err();
+    assert!(matches!(&err, Error::KernelPanic { kernel: "gather4", .. }), "{err}");
+}
+
+#[test]
 fn a_shuffle_mask_without_the_calling_lane_is_a_kernel_panic() {
     let mut out = vec![0u32; 64];
     kernels::cpu_shuffle_mask(2u32, 32u32, u32::MAX, 0, &mut out).unwrap();

@@ -59,3 +59,35 @@ fn a_shuffle_mask_without_the_calling_lane_panics() {
     kernels::launch_shuffle_mask(s, 2u32, 32u32, u32::MAX, 0, &mut out).unwrap();
     g.synchronize().unwrap();
 }
+
+/// A gather whose checks wait for its index reads (release builds read ahead of those checks,
+/// each read bounded by its input): in range it sums what the CPU sums; one index past `x`
+/// is a kernel panic at the kernel's line, and the context stays usable.
+#[test]
+fn a_gather_reads_ahead_of_its_checks_and_still_panics_past_the_end() {
+    let Some(g) = device_api::gpu_or_skip() else { return };
+    let s = &g.stream;
+    let x: Vec<f32> = (0..100).map(|k| k as f32).collect();
+    let mut idx: Vec<u32> = (0..256u32).map(|k| (k * 37) % 100).collect();
+    let want: Vec<f32> = idx.chunks(4).map(|c| c.iter().map(|&j| x[j as usize]).sum()).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let mut out = s.alloc_zeros::<f32>(64).unwrap();
+    let didx = s.clone_htod(&idx).unwrap();
+    kernels::launch_gather4(s, 2u32, 32u32, &didx, &dx, &mut out).unwrap();
+    g.synchronize().unwrap();
+    assert_eq!(s.clone_dtoh(&out).unwrap(), want);
+    idx[4 * 13 + 2] = 100;
+    let didx = s.clone_htod(&idx).unwrap();
+    kernels::launch_gather4(s, 2u32, 32u32, &didx, &dx, &mut out).unwrap();
+    match g.synchronize().unwrap_err() {
+        Error::KernelPanic { kernel, location, .. } => {
+            assert_eq!(kernel, "gather4");
+            assert!(location.as_deref().unwrap_or_default().contains("kernels.rs:"), "{location:?}");
+        }
+        other => panic!("expected Error::KernelPanic, got {other:?}"),
+    }
+    idx[4 * 13 + 2] = 99;
+    let didx = s.clone_htod(&idx).unwrap();
+    kernels::launch_gather4(s, 2u32, 32u32, &didx, &dx, &mut out).unwrap();
+    g.synchronize().unwrap();
+}
