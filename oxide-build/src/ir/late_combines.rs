@@ -237,8 +237,11 @@ fn parse_combine(line: &str, at: usize, loads: &[String]) -> Option<Combine> {
             (op.to_string(), ty.to_string(), head, vec![first.to_string(), second], String::new())
         };
     let identity = identity(&op, &ty)?;
-    // NaN is max/min's identity only where NaN is an allowed operand.
-    if identity.starts_with("0x7FF8") && (head.contains(" nnan ") || head.contains(" fast ")) {
+    // The combine must give back its other operand exactly, also when that is a NaN or an
+    // infinity: `nnan`/`ninf` (or `fast`) would make such a result poison (and NaN, max/min's
+    // identity, an operand they may not see).
+    let padded = format!(" {head} ");
+    if [" nnan ", " ninf ", " fast "].iter().any(|f| padded.contains(f)) {
         return None;
     }
     if args.len() != 2 {
@@ -368,12 +371,18 @@ x:                                                ; preds = %e, %start
     fn combines_with_other_uses_or_no_identity_stay() {
         let other_use = PEEL.replace("  %more = icmp ugt i64 %n, 1", "  %more = fcmp ogt float %r, 0.000000e+00");
         let no_nan = PEEL.replace("tail call float @llvm.maxnum", "tail call nnan float @llvm.maxnum");
+        let no_inf_sum = PEEL.replace(
+            "tail call float @llvm.maxnum.f32(float %v, float 0xFFF0000000000000)",
+            "fadd ninf float %v, 0.000000e+00",
+        );
         let not_a_load = PEEL.replace("(float %v, float 0xFFF0000000000000)", "(float %v, float %v)");
         let sub = PEEL.replace(
             "tail call float @llvm.maxnum.f32(float %v, float 0xFFF0000000000000)",
             "fsub float %v, 1.000000e+00",
         );
-        for (what, ir) in [("other use", other_use), ("nnan", no_nan), ("two loads", not_a_load), ("fsub", sub)] {
+        for (what, ir) in
+            [("other use", other_use), ("nnan", no_nan), ("ninf", no_inf_sum), ("two loads", not_a_load), ("fsub", sub)]
+        {
             let (out, n) = run(&ir);
             assert_eq!(n, 0, "{what}: {out}");
         }
