@@ -22,7 +22,7 @@
 //!
 //! ```text
 //! S:  ... %ok0 ...
-//!     %off = freeze (ptrtoint %p1 - ptrtoint %__oxide_in_cols)   ; fixed, even if poison
+//!     %off = freeze (ptrtoint %p1 - ptrtoint %__oxide_in_cols) & -4   ; fixed and aligned
 //!     %in = %off <= len * size - 4   (and len * size >= 4)
 //!     %a = getelementptr i8, ptr %__oxide_in_cols, i64 (select %in, %off, 0)
 //!     %c1 = load i32, ptr %a
@@ -33,7 +33,8 @@
 //!
 //! The test reads no loaded value unless the address does, so the reads of one step no longer
 //! wait for the checks of the step before. Sound because a moved read only ever reads inside
-//! its input (element 0 is always readable: the launchers point empty inputs at a pad), which
+//! its input, aligned and no wider than an element (element 0 is always readable: the
+//! launchers point empty inputs at a pad), which
 //! is read-only for the whole launch, and where the original code read, the address lies
 //! within the input, so the same element is read. Moved arithmetic has no side effect and
 //! cannot trap. The element sizes come from the `__oxide_input_sizes_*` record `#[kernel]`
@@ -250,17 +251,23 @@ fn plan(
                 if !go_on[..n].iter().any(|(c, _)| from_read.contains(c)) {
                     break 'steps;
                 }
-                let Some(&size) = inputs.get(&load.root) else { break 'steps };
+                // No wider than an element (a non-empty input then holds a whole read at
+                // element 0, an empty one points at the launchers' pad), and aligned.
+                let Some(&size) = inputs.get(&load.root).filter(|&&s| load.bytes <= s) else { break 'steps };
+                let Some(align) = load.align else { break 'steps };
                 let v = format!("%__oxide_cc{id}_{}", moved.len());
                 let (root, bytes) = (&load.root, load.bytes);
                 // The byte offset from the input's start, frozen (the address may be poison
-                // where a check failed), and the read at `root + offset` (a pointer based on
-                // the input, so llc still reads it through the read-only global path).
+                // where a check failed) and rounded down to the read's alignment (a no-op where
+                // the read ran before: its address was aligned), and the read at `root + offset`
+                // (a pointer based on the input, so llc still reads it through the read-only
+                // global path).
                 out.extend([
                     format!("  {v}_pi = ptrtoint ptr {} to i64", load.ptr),
                     format!("  {v}_ri = ptrtoint ptr {root} to i64"),
                     format!("  {v}_d = sub i64 {v}_pi, {v}_ri"),
-                    format!("  {v}_off = freeze i64 {v}_d"),
+                    format!("  {v}_fr = freeze i64 {v}_d"),
+                    format!("  {v}_off = and i64 {v}_fr, -{align}"),
                     format!("  {v}_all = mul nuw i64 {root}_len, {size}"),
                     format!("  {v}_big = icmp uge i64 {v}_all, {bytes}"),
                     format!("  {v}_lim = sub i64 {v}_all, {bytes}"),
@@ -288,6 +295,8 @@ struct Read {
     tail: String,
     root: String,
     bytes: u64,
+    /// The `align N` the load states.
+    align: Option<u64>,
 }
 
 fn read_of_input(body: &[Line], rhs: &str, inputs: &[String]) -> Option<Read> {
@@ -306,7 +315,8 @@ fn read_of_input(body: &[Line], rhs: &str, inputs: &[String]) -> Option<Read> {
     let at = rhs.find(&format!("ptr {ptr}"))?;
     let head = rhs[..at + 4].to_string();
     let tail = rhs[at + 4 + ptr.len()..].to_string();
-    Some(Read { head, ptr, tail, root, bytes })
+    let align = tail.split(", ").find_map(|a| a.trim().strip_prefix("align ")?.parse::<u64>().ok());
+    Some(Read { head, ptr, tail, root, bytes, align: align.filter(|a| a.is_power_of_two()) })
 }
 
 /// The bytes a load of `ty` reads (scalars and vectors of them).
@@ -378,7 +388,7 @@ panic:                                            ; preds = %n1, %s
         assert_eq!(n, 1, "{out}");
         for want in [
             // idx[j + 1], read at its offset from idx when that lies within idx.
-            "  %__oxide_cc0_1_d = sub i64 %__oxide_cc0_1_pi, %__oxide_cc0_1_ri\n  %__oxide_cc0_1_off = freeze i64 %__oxide_cc0_1_d\n  %__oxide_cc0_1_all = mul nuw i64 %__oxide_in_idx_len, 4\n",
+            "  %__oxide_cc0_1_fr = freeze i64 %__oxide_cc0_1_d\n  %__oxide_cc0_1_off = and i64 %__oxide_cc0_1_fr, -4\n  %__oxide_cc0_1_all = mul nuw i64 %__oxide_in_idx_len, 4\n",
             "  %__oxide_cc0_1_a = getelementptr inbounds i8, ptr %__oxide_in_idx, i64 %__oxide_cc0_1_at\n  %c1 = load i32, ptr %__oxide_cc0_1_a, align 4\n",
             // x[idx[j]] too (n2's reads, up to the store, which stays).
             "  %v0 = load float, ptr %__oxide_cc0_5_a, align 4\n",
@@ -400,6 +410,12 @@ panic:                                            ; preds = %n1, %s
         assert_eq!(n, 0, "{out}");
         // No element sizes for these inputs: nothing moves.
         let (out, n) = run(GATHER, &[4]);
+        assert_eq!(n, 0, "{out}");
+        // Reads wider than their input's element (a 1-element input may not hold one at
+        // element 0), or without a stated alignment, stay.
+        let (out, n) = run(GATHER, &[2, 2]);
+        assert_eq!(n, 0, "{out}");
+        let (out, n) = run(&GATHER.replace("load i32, ptr %p1, align 4", "load i32, ptr %p1"), &[4, 4]);
         assert_eq!(n, 0, "{out}");
     }
 
