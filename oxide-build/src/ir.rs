@@ -161,7 +161,8 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     fn_attrs::convergent_asm(&mut lines);
     noalias_inputs::mark_noalias_params(&mut lines);
     clamped_indices::clamped_checks(&mut lines);
-    let hoisted_loads = guarded_loads::hoist(&mut lines) > 0;
+    let records: Vec<MetaRecord> = meta.iter().map(|(record, _)| record.clone()).collect();
+    let hoisted_loads = guarded_loads::hoist(&mut lines, &records) > 0;
     saturating_casts::nvvm_casts(&mut lines);
     float_atomics::atomicrmw_fadd(&mut lines);
     let unroll_private_loops = private_array_loops::mark(&mut lines);
@@ -206,7 +207,7 @@ fn contractable(ir: &str) -> String {
 /// reduction's first combine moves behind its branch (`ir/late_combines.rs`). Returns the text
 /// and how many sites changed.
 pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
-    let (text, blocks) = speculated_blocks::speculate(ir);
+    let (text, blocks) = speculated_blocks::speculate(ir, meta);
     let mut lines: Vec<Line> =
         text.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let loads = early_loads::hoist(&mut lines);

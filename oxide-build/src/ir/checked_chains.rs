@@ -42,9 +42,11 @@
 //! alone (a stencil's) already let the reads after them go out together.
 
 use super::guarded_epilogs::cond_branch;
-use super::guarded_loads::{apply, blocks, each_kernel, fits, input_root, readonly_inputs, Block, REMOVED};
+use super::guarded_loads::{
+    apply, blocks, each_kernel, fits, input_root, input_sizes, readonly_inputs, type_bytes, Block, REMOVED,
+};
 use super::speculated_blocks::PURE_OPS;
-use super::{int_bits, split_top, uses_value, Line, MetaRecord};
+use super::{split_top, uses_value, Line, MetaRecord};
 use std::collections::{HashMap, HashSet};
 
 /// The most instructions one chain moves.
@@ -58,26 +60,10 @@ pub(super) fn hoist(lines: &mut Vec<Line>, meta: &[MetaRecord]) -> usize {
     })
 }
 
-/// The kernel's read-only input pointers with their element sizes in bytes, from the
-/// `__oxide_input_sizes_<kernel>` record (one size per `__oxide_in_*` pointer, in order).
+/// The kernel's read-only input pointers whose element sizes `#[kernel]` recorded.
 fn sized_inputs(define: &str, meta: &[MetaRecord]) -> HashMap<String, u64> {
-    let Some(name) = define.split_once(" @").and_then(|(_, r)| r.split_once('(')).map(|(n, _)| n.trim_matches('"'))
-    else {
-        return HashMap::new();
-    };
-    let Some(sizes) = meta.iter().find(|m| m.name == format!("__oxide_input_sizes_{name}")) else {
-        return HashMap::new();
-    };
-    let pointers: Vec<String> = define
-        .split(&[' ', ',', ')'][..])
-        .filter(|w| w.starts_with("%__oxide_in_") && !w.ends_with("_len"))
-        .map(str::to_string)
-        .collect();
-    if pointers.len() != sizes.values.len() {
-        return HashMap::new();
-    }
     let readonly = readonly_inputs(define);
-    pointers.into_iter().zip(sizes.values.iter().copied()).filter(|(p, s)| *s > 0 && readonly.contains(p)).collect()
+    input_sizes(define, meta).into_iter().filter(|(p, s)| *s > 0 && readonly.contains(p)).collect()
 }
 
 /// A block that starts the inlined panic path (`ir/panic_paths.rs`): it reads the panic buffer.
@@ -317,25 +303,6 @@ fn read_of_input(body: &[Line], rhs: &str, inputs: &[String]) -> Option<Read> {
     let tail = rhs[at + 4 + ptr.len()..].to_string();
     let align = tail.split(", ").find_map(|a| a.trim().strip_prefix("align ")?.parse::<u64>().ok());
     Some(Read { head, ptr, tail, root, bytes, align: align.filter(|a| a.is_power_of_two()) })
-}
-
-/// The bytes a load of `ty` reads (scalars and vectors of them).
-fn type_bytes(ty: &str) -> Option<u64> {
-    let scalar = |t: &str| -> Option<u64> {
-        match t {
-            "half" | "bfloat" => Some(2),
-            "float" => Some(4),
-            "double" | "ptr" => Some(8),
-            _ => int_bits(t).map(|b| u64::from(b) / 8),
-        }
-    };
-    match ty.strip_prefix('<').and_then(|t| t.strip_suffix('>')) {
-        Some(v) => {
-            let (n, elem) = v.split_once(" x ")?;
-            Some(n.trim().parse::<u64>().ok()? * scalar(elem.trim())?)
-        }
-        None => scalar(ty),
-    }
 }
 
 #[cfg(test)]

@@ -46,15 +46,68 @@
 //! nobody writes them during the kernel) and loads of at most [`MAX_LOAD_BYTES`] qualify.
 
 use super::noalias_inputs::IN_PARAM;
+use super::{int_bits, MetaRecord};
 use super::{split_top, uses_value, Line};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// The largest load hoisted; must not exceed the runtime's empty-input pad.
 const MAX_LOAD_BYTES: usize = 16;
 
 /// Rewrites every matching guarded load in every kernel; returns how many were rewritten.
-pub(super) fn hoist(lines: &mut Vec<Line>) -> usize {
-    each_kernel(lines, |body, define, first| rewrite_function(body, &readonly_inputs(define), first))
+pub(super) fn hoist(lines: &mut Vec<Line>, meta: &[MetaRecord]) -> usize {
+    each_kernel(lines, |body, define, first| {
+        rewrite_function(body, &readonly_inputs(define), &input_sizes(define, meta), first)
+    })
+}
+
+/// The element size in bytes of each `__oxide_in_*` input of the kernel `define` opens, from
+/// the `__oxide_input_sizes_<kernel>` record `#[kernel]` writes (one size per input pointer, in
+/// order); empty when the record is missing or does not match the parameters.
+pub(super) fn input_sizes(define: &str, meta: &[MetaRecord]) -> HashMap<String, u64> {
+    let Some(name) = define.split_once(" @").and_then(|(_, r)| r.split_once('(')).map(|(n, _)| n.trim_matches('"'))
+    else {
+        return HashMap::new();
+    };
+    let Some(sizes) = meta.iter().find(|m| m.name == format!("__oxide_input_sizes_{name}")) else {
+        return HashMap::new();
+    };
+    let pointers: Vec<String> = define
+        .split(&[' ', ',', ')'][..])
+        .filter(|w| w.starts_with("%__oxide_in_") && !w.ends_with("_len"))
+        .map(str::to_string)
+        .collect();
+    if pointers.len() != sizes.values.len() {
+        return HashMap::new();
+    }
+    pointers.into_iter().zip(sizes.values.iter().copied()).collect()
+}
+
+/// Whether a read of `ty` at element 0 of input `root` stays within that element (so within a
+/// non-empty input): not wider than the element, where `#[kernel]` recorded its size.
+pub(super) fn within_element(sizes: &HashMap<String, u64>, root: &str, ty: &str) -> bool {
+    match sizes.get(root) {
+        Some(&size) => type_bytes(ty).is_some_and(|b| b <= size),
+        None => true,
+    }
+}
+
+/// The bytes a load of `ty` reads (scalars and vectors of them).
+pub(super) fn type_bytes(ty: &str) -> Option<u64> {
+    let scalar = |t: &str| -> Option<u64> {
+        match t {
+            "half" | "bfloat" => Some(2),
+            "float" => Some(4),
+            "double" | "ptr" => Some(8),
+            _ => int_bits(t).map(|b| u64::from(b) / 8),
+        }
+    };
+    match ty.strip_prefix('<').and_then(|t| t.strip_suffix('>')) {
+        Some(v) => {
+            let (n, elem) = v.split_once(" x ")?;
+            Some(n.trim().parse::<u64>().ok()? * scalar(elem.trim())?)
+        }
+        None => scalar(ty),
+    }
 }
 
 /// Runs `rewrite(body, its `define` line, sites so far)` over the body of every kernel, and
@@ -180,7 +233,12 @@ struct Site {
 /// Marks a line to drop (blank lines are kept as they are).
 pub(super) const REMOVED: &str = "\0";
 
-fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> (Vec<Line>, usize) {
+fn rewrite_function(
+    mut body: Vec<Line>,
+    inputs: &[String],
+    sizes: &HashMap<String, u64>,
+    first_id: usize,
+) -> (Vec<Line>, usize) {
     if inputs.is_empty() {
         return (body, 0);
     }
@@ -191,7 +249,7 @@ fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> 
     let after = after_barrier(&body, &blocks);
     let sites: Vec<Site> = blocks
         .iter()
-        .filter_map(|b| find_site(&body, &blocks, b, inputs))
+        .filter_map(|b| find_site(&body, &blocks, b, inputs, sizes))
         .filter(|s| after.contains(&s.guard_term))
         .collect();
     // Insertions after each guard's terminator index, applied back to front.
@@ -243,7 +301,13 @@ fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> 
     (body, sites.len())
 }
 
-fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> Option<Site> {
+fn find_site(
+    body: &[Line],
+    blocks: &[Block],
+    l: &Block,
+    inputs: &[String],
+    sizes: &HashMap<String, u64>,
+) -> Option<Site> {
     let (&br_i, rest) = l.insts.split_last()?;
     let (&load_i, pure) = rest.split_last()?;
     let [guard_label] = &l.preds[..] else { return None };
@@ -276,6 +340,14 @@ fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> O
             (Address::Pointer { ptr: ptr.to_string(), root, pure: pure.to_vec() }, pure.to_vec())
         }
     };
+    // Element 0 must hold the whole read when the guard fails.
+    let root = match &address {
+        Address::Index { base, .. } => base,
+        Address::Pointer { root, .. } => root,
+    };
+    if !within_element(sizes, root, &ty) {
+        return None;
+    }
     moved.push(load_i);
     let merge_label = body[br_i].text.trim().strip_prefix("br label ")?.to_string();
     // The guard ends in `br i1 %c, label %L, label %M` (or the other way round).
@@ -454,7 +526,7 @@ mod tests {
     fn run(ir: &str) -> (String, usize) {
         let mut lines: Vec<Line> =
             ir.lines().enumerate().map(|(i, t)| Line { no: i + 1, text: t.to_string() }).collect();
-        let n = hoist(&mut lines);
+        let n = hoist(&mut lines, &[]);
         (lines.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join("\n"), n)
     }
 
@@ -518,6 +590,25 @@ bb3:                                              ; preds = %bb2, %start
         assert_eq!(run(&wide).1, 0);
         let volatile = GUARDED.replace("load float", "load volatile float");
         assert_eq!(run(&volatile).1, 0);
+    }
+
+    #[test]
+    fn reads_wider_than_the_recorded_element_stay() {
+        let meta = |size: u64| [MetaRecord { name: "__oxide_input_sizes_k".into(), values: vec![size] }];
+        let run_with = |ir: &str, size: u64| {
+            let mut lines: Vec<Line> =
+                ir.lines().enumerate().map(|(i, t)| Line { no: i + 1, text: t.to_string() }).collect();
+            hoist(&mut lines, &meta(size))
+        };
+        // A 4-byte read of 4-byte elements moves; of 2-byte elements (a 1-element input would not
+        // hold it at element 0) it stays.
+        assert_eq!(run_with(GUARDED, 4), 1);
+        assert_eq!(run_with(GUARDED, 2), 0);
+        let vector = GUARDED.replace("load float", "load <2 x float>").replace("phi float", "phi <2 x float>");
+        assert_eq!(run_with(&vector, 4), 0);
+        assert_eq!(run_with(&vector, 8), 1);
+        assert_eq!(type_bytes("<4 x half>"), Some(8));
+        assert_eq!(type_bytes("i64"), Some(8));
     }
 
     #[test]

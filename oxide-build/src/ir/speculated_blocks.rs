@@ -41,10 +41,11 @@
 //! of nvcc's time when moved, as ptxas then scheduled the inner loop worse.
 
 use super::guarded_loads::{
-    after_barrier, apply, blocks, each_kernel, fits, incoming, input_root, readonly_inputs, replace_incoming, Block,
-    REMOVED,
+    after_barrier, apply, blocks, each_kernel, fits, incoming, input_root, input_sizes, readonly_inputs,
+    replace_incoming, within_element, Block, REMOVED,
 };
-use super::{split_top, uses_value, Line};
+use super::{split_top, uses_value, Line, MetaRecord};
+use std::collections::HashMap;
 
 /// The most instructions a block may have to run on every path.
 const MAX_INSTRUCTIONS: usize = 64;
@@ -91,10 +92,12 @@ pub(super) const PURE_OPS: [&str; 32] = [
 
 /// Rewrites every qualifying block of every kernel in `ir`; returns the new text and how many
 /// blocks moved.
-pub(crate) fn speculate(ir: &str) -> (String, usize) {
+pub(crate) fn speculate(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let mut lines: Vec<Line> =
         ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
-    let count = each_kernel(&mut lines, |body, define, first| rewrite_function(body, &readonly_inputs(define), first));
+    let count = each_kernel(&mut lines, |body, define, first| {
+        rewrite_function(body, &readonly_inputs(define), &input_sizes(define, meta), first)
+    });
     let mut out = String::with_capacity(ir.len() + 64 * count);
     for line in &lines {
         out.push_str(&line.text);
@@ -115,7 +118,12 @@ struct Site {
     m_label: String,
 }
 
-fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> (Vec<Line>, usize) {
+fn rewrite_function(
+    mut body: Vec<Line>,
+    inputs: &[String],
+    sizes: &HashMap<String, u64>,
+    first_id: usize,
+) -> (Vec<Line>, usize) {
     if inputs.is_empty() {
         return (body, 0);
     }
@@ -123,7 +131,7 @@ fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> 
     let after = after_barrier(&body, &blocks);
     let sites: Vec<Site> = blocks
         .iter()
-        .filter_map(|l| find_site(&body, &blocks, l, inputs))
+        .filter_map(|l| find_site(&body, &blocks, l, inputs, sizes))
         .filter(|s| after.contains(&s.guard_term))
         .collect();
     let mut inserts: Vec<(usize, Vec<String>)> = Vec::new();
@@ -186,7 +194,13 @@ fn rewrite_function(mut body: Vec<Line>, inputs: &[String], first_id: usize) -> 
     (body, sites.len())
 }
 
-fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> Option<Site> {
+fn find_site(
+    body: &[Line],
+    blocks: &[Block],
+    l: &Block,
+    inputs: &[String],
+    sizes: &HashMap<String, u64>,
+) -> Option<Site> {
     let [g_label] = &l.preds[..] else { return None };
     let (&br_i, insts) = l.insts.split_last()?;
     let m_label = body[br_i].text.trim().strip_prefix("br label ")?.to_string();
@@ -197,7 +211,9 @@ fn find_site(body: &[Line], blocks: &[Block], l: &Block, inputs: &[String]) -> O
     for &i in insts {
         let text = body[i].text.trim();
         if let Some((_, ty, ptr, _)) = load_parts(text) {
-            if !fits(&ty)? || input_root(body, &ptr, inputs).is_none() {
+            // Element 0 of the input must hold the whole read when the branch is not taken.
+            let root = input_root(body, &ptr, inputs)?;
+            if !fits(&ty)? || !within_element(sizes, &root, &ty) {
                 return None;
             }
             loads += 1;
@@ -387,7 +403,7 @@ done:                                             ; preds = %tail
 
     #[test]
     fn a_conditional_block_of_input_reads_runs_unconditionally() {
-        let (out, n) = speculate(&prefetch_with(MIN_OVERLAP));
+        let (out, n) = speculate(&prefetch_with(MIN_OVERLAP), &[]);
         assert_eq!(n, 1, "{out}");
         let expect = [
             "  %more = icmp ult i64 %kt, %tiles",
@@ -431,14 +447,14 @@ done:                                             ; preds = %tail
     #[test]
     fn a_value_seen_only_where_the_branch_is_taken_needs_no_select() {
         let ir = prefetch_stored_later();
-        let (out, n) = speculate(&ir);
+        let (out, n) = speculate(&ir, &[]);
         assert_eq!(n, 1, "{out}");
         assert!(!out.contains("%__oxide_spec0_phi0"), "{out}");
         assert!(out.contains("  %r = phi float [ %sum, %fetch ], [ %sum, %head ]"), "{out}");
         // Seen in M itself (on both paths): the select stays.
         let seen = ir
             .replace("  br i1 %more, label %keep", "  %seen = fadd float %r, 1.000000e+00\n  br i1 %more, label %keep");
-        let (out, _) = speculate(&seen);
+        let (out, _) = speculate(&seen, &[]);
         assert!(out.contains("%__oxide_spec0_phi0 = select i1 %more, float %sum, float %old"), "{out}");
     }
 
@@ -448,7 +464,7 @@ done:                                             ; preds = %tail
             "  %0 = load float, ptr %q,",
             "  %ok = icmp ult i64 %row, %__oxide_in_a_len\n  %g = select i1 %ok, ptr %q, ptr %__oxide_in_a\n  %0 = load float, ptr %g,",
         );
-        let (out, n) = speculate(&ir);
+        let (out, n) = speculate(&ir, &[]);
         assert_eq!(n, 1, "{out}");
         assert!(out.contains("  %__oxide_spec0_address4.if = and i1 %more, %ok"), "{out}");
         assert!(
@@ -459,8 +475,8 @@ done:                                             ; preds = %tail
 
     #[test]
     fn values_needed_at_once_stay_under_the_branch() {
-        assert_eq!(speculate(&prefetch_with(MIN_OVERLAP - 1)).1, 0);
-        assert_eq!(speculate(&prefetch_with(0)).1, 0);
+        assert_eq!(speculate(&prefetch_with(MIN_OVERLAP - 1), &[]).1, 0);
+        assert_eq!(speculate(&prefetch_with(0), &[]).1, 0);
     }
 
     #[test]
@@ -468,7 +484,7 @@ done:                                             ; preds = %tail
         let ir = prefetch_with(MIN_OVERLAP)
             .replace("%more = icmp ult i64 %kt, %tiles", "%more = icmp uge i64 %kt, %tiles")
             .replace("br i1 %more, label %fetch, label %tail", "br i1 %more, label %tail, label %fetch");
-        let (out, n) = speculate(&ir);
+        let (out, n) = speculate(&ir, &[]);
         assert_eq!(n, 1, "{out}");
         assert!(out.contains("%__oxide_spec0_taken = xor i1 %more, true"), "{out}");
         assert!(
@@ -487,7 +503,7 @@ done:                                             ; preds = %tail
         let ir = ir.replace("%0 = load", "%1 = load").replace("%1 = load float, ptr %q1", "%2 = load float, ptr %q1");
         let ir = ir.replace("%sum = fadd float %0, %1", "%sum = fadd float %1, %2");
         let ir = ir.replace("%4 = fmul", "%5 = fmul").replace("store float %4", "store float %5");
-        let (out, n) = speculate(&ir);
+        let (out, n) = speculate(&ir, &[]);
         assert_eq!(n, 1, "{out}");
         let numbered: Vec<&str> = out
             .lines()
@@ -503,26 +519,26 @@ done:                                             ; preds = %tail
     fn blocks_that_write_call_divide_or_read_outputs_stay() {
         let prefetch = prefetch_with(MIN_OVERLAP);
         let store = prefetch.replace("  %sum = fadd", "  store float %0, ptr %__oxide_out_y, align 4\n  %sum = fadd");
-        assert_eq!(speculate(&store).1, 0);
+        assert_eq!(speculate(&store, &[]).1, 0);
         let div = prefetch.replace("%row = shl nuw i64 %off, 3", "%row = udiv i64 %off, %tiles");
-        assert_eq!(speculate(&div).1, 0);
+        assert_eq!(speculate(&div, &[]).1, 0);
         let call = prefetch.replace("  %sum = fadd float %0, %1", "  %sum = call float @f(float %0, float %1)");
-        assert_eq!(speculate(&call).1, 0);
+        assert_eq!(speculate(&call, &[]).1, 0);
         let output = prefetch.replace("ptr %__oxide_in_a, i64 %row", "ptr %__oxide_out_y, i64 %row");
-        assert_eq!(speculate(&output).1, 0);
+        assert_eq!(speculate(&output, &[]).1, 0);
         let writable = prefetch.replace("noundef readonly captures", "noundef captures");
-        assert_eq!(speculate(&writable).1, 0);
+        assert_eq!(speculate(&writable, &[]).1, 0);
         let volatile = prefetch.replace("%1 = load float", "%1 = load volatile float");
-        assert_eq!(speculate(&volatile).1, 0);
+        assert_eq!(speculate(&volatile, &[]).1, 0);
         let wide = prefetch.replace("%1 = load float", "%1 = load <8 x float>");
-        assert_eq!(speculate(&wide).1, 0);
+        assert_eq!(speculate(&wide, &[]).1, 0);
     }
 
     #[test]
     fn blocks_before_any_barrier_stay() {
         let ir = prefetch_with(MIN_OVERLAP)
             .replace("  tail call void asm sideeffect \"barrier.sync 0;\", \"~{memory}\"()\n", "");
-        assert_eq!(speculate(&ir).1, 0);
+        assert_eq!(speculate(&ir, &[]).1, 0);
     }
 
     #[test]
@@ -531,6 +547,6 @@ done:                                             ; preds = %tail
             "  %q = getelementptr inbounds nuw float, ptr %__oxide_in_a, i64 %row",
             "  %p = load ptr, ptr %__oxide_in_a, align 8\n  %q = getelementptr inbounds nuw float, ptr %p, i64 %row",
         );
-        assert_eq!(speculate(&ir).1, 0);
+        assert_eq!(speculate(&ir, &[]).1, 0);
     }
 }
