@@ -51,7 +51,7 @@ use super::{split_top, uses_value, Line};
 use std::collections::{HashMap, HashSet};
 
 /// The largest load hoisted; must not exceed the runtime's empty-input pad.
-const MAX_LOAD_BYTES: usize = 16;
+const MAX_LOAD_BYTES: u64 = 16;
 
 /// Rewrites every matching guarded load in every kernel; returns how many were rewritten.
 pub(super) fn hoist(lines: &mut Vec<Line>, meta: &[MetaRecord]) -> usize {
@@ -473,22 +473,7 @@ fn is_barrier(line: &str) -> bool {
 
 /// Whether the load type is at most [`MAX_LOAD_BYTES`]; `None` for types this pass leaves alone.
 pub(super) fn fits(ty: &str) -> Option<bool> {
-    let scalar = |t: &str| -> Option<usize> {
-        match t {
-            "half" | "bfloat" => Some(2),
-            "float" => Some(4),
-            "double" | "ptr" => Some(8),
-            _ => super::int_bits(t).map(|b| b as usize / 8),
-        }
-    };
-    let size = match ty.strip_prefix('<').and_then(|t| t.strip_suffix('>')) {
-        Some(v) => {
-            let (n, elem) = v.split_once(" x ")?;
-            n.trim().parse::<usize>().ok()? * scalar(elem.trim())?
-        }
-        None => scalar(ty)?,
-    };
-    Some(size <= MAX_LOAD_BYTES)
+    Some(type_bytes(ty)? <= MAX_LOAD_BYTES)
 }
 
 /// The value a `phi` takes from block `label`.
