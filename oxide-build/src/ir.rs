@@ -651,6 +651,16 @@ pub(crate) mod tests {
             .find(|p| p.is_file())
     }
 
+    /// Runs a line-based transform over `ir`: the text after it (ending in a newline) and what
+    /// the transform returned (the sites it changed).
+    pub(super) fn transformed(ir: &str, pass: impl FnOnce(&mut Vec<Line>) -> usize) -> (String, usize) {
+        let mut lines: Vec<Line> =
+            ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
+        let n = pass(&mut lines);
+        let text: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        (text.join("\n") + "\n", n)
+    }
+
     /// Asserts that LLVM's verifier accepts `ir` (phis, joins, dominance); skips with a printed
     /// reason where `opt-22` is not installed.
     pub(crate) fn assert_valid_ir(what: &str, ir: &str) {

@@ -310,12 +310,8 @@ mod tests {
     use super::*;
 
     fn run(ir: &str, sizes: &[u64]) -> (String, usize) {
-        let mut lines: Vec<Line> =
-            ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
         let meta = [MetaRecord { name: "__oxide_input_sizes_k".into(), values: sizes.to_vec() }];
-        let n = hoist(&mut lines, &meta);
-        let text: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
-        (text.join("\n") + "\n", n)
+        crate::ir::tests::transformed(ir, |lines| hoist(lines, &meta))
     }
 
     /// Two gathers `x[idx[j]]`, `x[idx[j + 1]]`, each index checked before the next step.

@@ -476,11 +476,7 @@ mod tests {
     use super::*;
 
     fn run(ir: &str) -> (String, usize) {
-        let mut lines: Vec<Line> =
-            ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
-        let n = rewrite(&mut lines);
-        let text: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
-        (text.join("\n") + "\n", n)
+        crate::ir::tests::transformed(ir, rewrite)
     }
 
     /// An unrolled remainder of three max-reduction steps, as LLVM writes it.

@@ -580,11 +580,7 @@ bb3:                                              ; preds = %bb2, %start
     #[test]
     fn reads_wider_than_the_recorded_element_stay() {
         let meta = |size: u64| [MetaRecord { name: "__oxide_input_sizes_k".into(), values: vec![size] }];
-        let run_with = |ir: &str, size: u64| {
-            let mut lines: Vec<Line> =
-                ir.lines().enumerate().map(|(i, t)| Line { no: i + 1, text: t.to_string() }).collect();
-            hoist(&mut lines, &meta(size))
-        };
+        let run_with = |ir: &str, size: u64| crate::ir::tests::transformed(ir, |lines| hoist(lines, &meta(size))).1;
         // A 4-byte read of 4-byte elements moves; of 2-byte elements (a 1-element input would not
         // hold it at element 0) it stays.
         assert_eq!(run_with(GUARDED, 4), 1);
