@@ -3,7 +3,7 @@
 //! with the real device toolchain (installed by ci/setup.sh).
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -39,8 +39,7 @@ impl Machine {
         for tool in
             ["usr/bin/rustc", "usr/bin/cargo", "path/llc-22", "path/opt-22", "path/llvm-link-22", "cuda/bin/ptxas"]
         {
-            m.write(tool, &format!("#!/bin/sh\n{answers}"));
-            fs::set_permissions(m.path(tool), fs::Permissions::from_mode(0o755)).unwrap();
+            m.write_program(tool, &format!("#!/bin/sh\n{answers}"));
         }
         m.write("usr/lib/rustlib/src/rust/library/core/Cargo.toml", "[package]\nname = \"core\"\n");
         m.write("cuda/nvvm/libdevice/libdevice.10.bc", "BC");
@@ -57,6 +56,22 @@ impl Machine {
         let p = self.path(rel);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, contents).unwrap();
+    }
+
+    /// Writes an executable script from a child process: written from this process, a test on
+    /// another thread could fork while the file is open for writing, and that child's copy of
+    /// the descriptor makes exec of the script fail with ETXTBSY ("text file busy").
+    fn write_program(&self, rel: &str, script: &str) {
+        let p = self.path(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let mut child = Command::new("sh")
+            .args(["-c", "cat > \"$0\" && chmod 755 \"$0\""])
+            .arg(&p)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+        assert!(child.wait().unwrap().success(), "could not write {}", p.display());
     }
 
     fn remove(&self, rel: &str) {

@@ -698,9 +698,25 @@ mod tests {
     //! Discovery against shim tools that record their argv (like cc's tests/support).
     use super::*;
     use std::fs;
-    use std::os::unix::fs::PermissionsExt;
+    use std::io::Write;
 
     type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+    /// Writes an executable script from a child process. Written from this process, a test on
+    /// another thread could fork while the file is open for writing, and the child's copy of
+    /// that descriptor makes exec of the script fail with ETXTBSY ("text file busy").
+    fn write_program(path: &Path, script: &str) -> TestResult {
+        let mut child = Command::new("sh")
+            .args(["-c", "cat > \"$0\" && chmod 755 \"$0\""])
+            .arg(path)
+            .stdin(std::process::Stdio::piped())
+            .spawn()?;
+        child.stdin.take().ok_or("a piped stdin")?.write_all(script.as_bytes())?;
+        if !child.wait()?.success() {
+            return Err(format!("could not write {}", path.display()).into());
+        }
+        Ok(())
+    }
 
     struct Sandbox {
         dir: tempfile::TempDir,
@@ -738,8 +754,7 @@ mod tests {
                 log = self.path("argv.log").display(),
                 sysroot = sysroot.display(),
             );
-            fs::write(&p, script)?;
-            fs::set_permissions(&p, fs::Permissions::from_mode(0o755))?;
+            write_program(&p, &script)?;
             Ok(p)
         }
 
@@ -931,8 +946,7 @@ mod tests {
         sb.toolchain("usr", "rustc 1.96.0 (x 2026-05-25)", true)?;
         let failing = sb.path("tools/broken");
         fs::create_dir_all(sb.path("tools"))?;
-        fs::write(&failing, "#!/bin/sh\necho 'cannot open shared object' >&2\nexit 127\n")?;
-        fs::set_permissions(&failing, fs::Permissions::from_mode(0o755))?;
+        write_program(&failing, "#!/bin/sh\necho 'cannot open shared object' >&2\nexit 127\n")?;
         let plain = sb.path("tools/plain");
         fs::write(&plain, "not a program")?;
         let err_for = |var: &str, value: &Path| -> TestResult<Error> {

@@ -26,6 +26,21 @@ fn crate_with(name: &str, kernels: &str) -> (PathBuf, Build) {
     (dir, b)
 }
 
+/// Writes an executable script from a child process: written from this process, a test on
+/// another thread could fork while the file is open for writing, and that child's copy of the
+/// descriptor makes exec of the script fail with ETXTBSY ("text file busy").
+fn write_program(path: &Path, script: &str) {
+    use std::io::Write;
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", "cat > \"$0\" && chmod 755 \"$0\""])
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success(), "could not write {}", path.display());
+}
+
 /// ptxas comes from OXIDE_PTXAS or PATH; CI sets OXIDE_REQUIRE_PTXAS so its absence fails.
 fn ptxas_available() -> bool {
     let on_path =
@@ -132,9 +147,7 @@ fn missing_rust_src_gets_the_fix() {
     std::fs::create_dir_all(&bin).unwrap();
     for tool in ["rustc", "cargo"] {
         let p = bin.join(tool);
-        std::fs::write(&p, format!("#!/bin/sh\ncase \"$1\" in -vV) echo 'rustc 1.96.0 (x 2026-05-25)'; echo 'LLVM version: 22.1.8';; --print) echo {};; esac\n", root.display())).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_program(&p, &format!("#!/bin/sh\ncase \"$1\" in -vV) echo 'rustc 1.96.0 (x 2026-05-25)'; echo 'LLVM version: 22.1.8';; --print) echo {};; esac\n", root.display()));
     }
     b.isolated_env().env_override("OXIDE_DEVICE_RUSTC", Some(bin.join("rustc").to_str().unwrap())).system_bins(&[&dir]);
     let err = b.try_compile().unwrap_err();
