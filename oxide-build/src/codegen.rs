@@ -37,6 +37,12 @@ pub(crate) struct Input<'a> {
 /// without it the loop is not unrolled even once its exit is counted (`ir/distance_exits.rs`).
 const SCEV_BUDGET: &str = "-scev-cheap-expansion-budget=32";
 
+/// Function passes for loops marked to unroll: unrolled, their private arrays promoted to
+/// registers, the result folded. `instcombine` run alone checks that one run reached a fixpoint
+/// and aborts opt when it did not (a rustc-built function can need two); the default pipelines
+/// turn that check off, and so does this one.
+const UNROLL_PRIVATE_PASSES: &str = "loop(loop-unroll-full),sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg";
+
 /// Loops marked for full unrolling (`ir/private_array_loops.rs`) with more iterations than this
 /// stay loops: LLVM's own cap is a million, and a 80 000-iteration loop filling a local array
 /// kept `opt` busy for over 20 minutes.
@@ -198,7 +204,7 @@ fn llc_ptx(tc: &Toolchain, llc: &Path, input: &Input<'_>) -> Result<(String, Vec
         // exit are unrolled at run time (rustc's pipeline saw them uncounted).
         let mut function_passes = Vec::new();
         if processed.unroll_private_loops {
-            function_passes.push("loop(loop-unroll-full),sroa,early-cse,instcombine,simplifycfg");
+            function_passes.push(UNROLL_PRIVATE_PASSES);
         }
         if processed.counted_exits {
             function_passes.push("loop-unroll<O3>,simplifycfg");
@@ -367,7 +373,7 @@ fn run_tool(cmd: &mut Command, module: &str, tool: &str) -> Result<String, Error
 
 #[cfg(test)]
 mod tests {
-    use super::FULL_UNROLL_MAX_ITERATIONS;
+    use super::{FULL_UNROLL_MAX_ITERATIONS, UNROLL_PRIVATE_PASSES};
     use crate::ir::tests::find_tool;
     use std::process::Command;
 
@@ -379,6 +385,37 @@ mod tests {
         \x20 %c = icmp ult i64 %n, 80000\n  br i1 %c, label %loop, label %done, !llvm.loop !0\n\
         done:\n  %q = getelementptr inbounds [80000 x i32], ptr %a, i64 0, i64 777\n  %r = load i32, ptr %q, align 4\n\
         \x20 store i32 %r, ptr %out, align 4\n  ret void\n}\n!0 = distinct !{!0, !1}\n!1 = !{!\"llvm.loop.unroll.full\"}\n";
+
+    /// A guarded store one `instcombine` run does not finish folding (reduced from a kernel
+    /// that stopped a release build with "did not reach a fixpoint").
+    const TWO_ROUNDS: &str = "target triple = \"nvptx64-nvidia-cuda\"\n\
+        define void @k(ptr %p, i32 %x) {\nstart:\n  %w = zext i32 %x to i64\n  %c = icmp ult i32 %x, 1\n\
+        \x20 br i1 %c, label %store, label %done\ndone:\n  ret void\nstore:\n\
+        \x20 %q = getelementptr i32, ptr %p, i64 %w\n  store i32 0, ptr %q, align 4\n  br label %done\n}\n";
+
+    #[test]
+    fn the_unroll_passes_accept_code_instcombine_folds_in_two_runs() {
+        let Some(opt) = find_tool("opt-22") else {
+            eprintln!("skipped: opt-22 not found on PATH (apt-get install llvm-22)");
+            return;
+        };
+        let dir = std::env::temp_dir().join(format!("oxide-codegen-fixpoint-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ll = dir.join("two.ll");
+        std::fs::write(&ll, TWO_ROUNDS).unwrap();
+        let run = |passes: &str| {
+            Command::new(&opt).arg(format!("-passes=function({passes})")).arg("-S").arg(&ll).output().unwrap()
+        };
+        let strict = run(&UNROLL_PRIVATE_PASSES.replace("instcombine<no-verify-fixpoint>", "instcombine"));
+        assert!(
+            String::from_utf8_lossy(&strict.stderr).contains("did not reach a fixpoint"),
+            "the reduced case no longer needs two runs; find another: {}",
+            String::from_utf8_lossy(&strict.stderr)
+        );
+        let out = run(UNROLL_PRIVATE_PASSES);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn a_marked_loop_with_too_many_iterations_stays_a_loop() {
