@@ -193,10 +193,14 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         let meta = format_ident!("__oxide_launch_bounds_{}", export);
         meta_static(&meta, quote!([u32; 2]), quote!([#max, #min]))
     });
-    // `cluster(x, y, z)`: every thread meets the others at a cluster barrier after the body (early
-    // returns included), so no block exits while another may still reach its shared memory.
+    // `cluster(x, y, z)`: the entry sets up each block's exit barrier and the exit waits on it
+    // (early returns included), so no block exits while another may still reach its shared memory.
     let call_body = match &k.cluster {
-        Some(_) => quote! { #call_body; ::oxide_rt::__private::cluster_exit(); },
+        Some(_) => quote! {
+            ::oxide_rt::__private::cluster_enter();
+            #call_body;
+            ::oxide_rt::__private::cluster_exit();
+        },
         None => call_body,
     };
     // `cluster(x, y, z)`: `.reqnctapercluster` through a meta record, as `block(..)` above.

@@ -113,12 +113,10 @@ pub mod __private {
     #[cfg(target_arch = "nvptx64")]
     pub use crate::device::nvptx::{assume_block, assume_dims, assume_max_threads, handle_panic};
 
-    /// The end of every `#[kernel(cluster(..))]` entry: a cluster barrier, so no block exits
-    /// (and frees its shared memory) while another block of the cluster can still reach it.
-    #[inline(always)]
-    pub fn cluster_exit() {
-        crate::device::cluster::sync();
-    }
+    /// The start and end of every `#[kernel(cluster(..))]` entry: no block exits (and frees
+    /// its shared memory) while another thread of the cluster can still reach it, early
+    /// returns and skipped cluster barriers included (see `device::cluster`).
+    pub use crate::device::cluster::{__enter as cluster_enter, __exit as cluster_exit};
 
     /// Rejects a launch that uses more dimensions than the kernel's `#[kernel(dims = N)]`.
     #[cfg(not(target_arch = "nvptx64"))]

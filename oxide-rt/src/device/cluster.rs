@@ -14,10 +14,12 @@
 //! | [`cluster_idx`], [`cluster_dim`], [`block_in_cluster`], [`grid_clusters`] | `%clusterid`, `%cluster_nctaid`, `%cluster_ctaid`, `%nclusterid` | sm_90 |
 //! | [`arrive`], [`wait`], [`sync`] | `barrier.cluster.arrive.release`, `barrier.cluster.wait.acquire` | sm_90 |
 //! | [`map_shared`] ([`RemoteShared`] reads and writes) | `mapa.u64`, then generic `ld`/`st` | sm_90 |
+//! | entry and exit of a `cluster(..)` kernel (generated) | `mbarrier.init` + `barrier.cluster`; `mbarrier.arrive.release.cluster.shared::cluster`, `mbarrier.try_wait.parity.acquire.cluster` | sm_90 |
 //!
 //! # The rules
-//! 1. Every thread of every block of the cluster reaches each [`sync`] (or [`arrive`] then
-//!    [`wait`]), as with [`sync_threads`](super::sync::sync_threads).
+//! 1. Every thread of every block of the cluster that has not returned from the kernel reaches
+//!    each [`sync`] (or [`arrive`] then [`wait`]): a cluster barrier waits for the threads
+//!    still running (PTX's "non-exited threads"), so a block may return early.
 //! 2. A write to another block's shared memory and an access to it by that block are ordered
 //!    only by a cluster barrier between them ([`sync`] is release/acquire); without one it is a
 //!    data race and the value read is unspecified, as in a block's own shared memory.
@@ -27,10 +29,17 @@
 //! * Another block's shared memory may be touched only once that block has started:
 //!   [`map_shared`] takes a [`ClusterStarted`], which only a completed cluster barrier
 //!   ([`sync`] or [`wait`]) hands out.
-//! * It may be touched only while that block runs: a `#[kernel(cluster(..))]` kernel ends with
-//!   a cluster barrier that every thread reaches on its way out (after the body returns, early
-//!   returns too), so no block exits while another can still reach its memory. (A thread that
-//!   panics exits at once; the launch then fails with the panic.)
+//! * It may be touched only while that block runs: a `#[kernel(cluster(..))]` kernel keeps
+//!   every block until all threads of the cluster have left the body (early returns too, and
+//!   whatever cluster barriers they took or skipped on the way). Each block sets up an exit
+//!   mbarrier on entry (then one cluster barrier, so all are ready); a thread leaving the body
+//!   arrives on every block's exit mbarrier (release), and the last thread of each block to
+//!   leave stays until its block's one completes (acquire), meanwhile taking part in cluster
+//!   barriers so that blocks still running complete theirs. A thread that skips a [`sync`]
+//!   the others reach therefore never makes another block exit under them: a block returning
+//!   early stays until they are done. (A thread that panics exits at once; the launch then
+//!   fails with the panic.) The cost: one cluster barrier on entry and `nctarank()` remote
+//!   arrivals per thread on exit.
 //!
 //! ```compile_fail
 //! use oxide_rt::device::*;
@@ -112,6 +121,20 @@ pub fn wait() -> ClusterStarted {
 pub fn sync() -> ClusterStarted {
     arrive();
     wait()
+}
+
+/// The start of a `#[kernel(cluster(..))]` entry (generated code, through `__private`).
+#[doc(hidden)]
+#[inline(always)]
+pub fn __enter() {
+    imp::cluster_enter()
+}
+
+/// The end of a `#[kernel(cluster(..))]` entry, after the body (generated code).
+#[doc(hidden)]
+#[inline(always)]
+pub fn __exit() {
+    imp::cluster_exit()
 }
 
 /// What a completed cluster barrier proves: every block of this thread's cluster has started,

@@ -216,6 +216,12 @@ pub(crate) fn cluster_arrive() {
 
 pub(crate) fn cluster_wait() {}
 
+/// Launchers of `cluster(..)` kernels refuse to run on the CPU executor, so the entry and exit
+/// of such a kernel are never reached here.
+pub(crate) fn cluster_enter() {}
+
+pub(crate) fn cluster_exit() {}
+
 /// # Safety
 /// `rank` is 0 (the only block of a one-block cluster).
 pub(crate) unsafe fn mapa(local: *mut u8, _rank: u32) -> *mut u8 {

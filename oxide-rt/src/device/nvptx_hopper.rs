@@ -257,6 +257,109 @@ pub fn cluster_wait() {
     unsafe { asm!("barrier.cluster.wait.acquire;", options(nostack)) }
 }
 
+/// A `cluster(..)` kernel block's exit state: `[0]` an mbarrier that every thread of the cluster
+/// arrives on once it is done with this block's shared memory, `[1]` (low word) how many of this
+/// block's threads have reached the exit.
+#[unsafe(link_section = "oxide.shared")]
+static mut CLUSTER_EXIT: core::mem::MaybeUninit<[u64; 2]> = core::mem::MaybeUninit::zeroed();
+
+/// The start of every `cluster(..)` kernel: thread 0 sets up the block's exit state, then a
+/// cluster barrier, so no thread arrives on another block's exit barrier before it is set up.
+#[inline(always)]
+pub fn cluster_enter() {
+    let (bar, done) = cluster_exit_state();
+    if super::thread::thread_rank() == 0 {
+        let threads = super::nvptx::block_dim();
+        // SAFETY: thread 0 alone writes the block's exit state, before the barrier below
+        // publishes it; `bar` is this block's 8-byte aligned shared slot.
+        unsafe {
+            mbarrier_init(bar, cluster_reg(ClusterReg::NCtaRank).x * threads.x * threads.y * threads.z);
+            done.write_volatile(0);
+        }
+        fence_mbarrier_init();
+    }
+    cluster_arrive();
+    cluster_wait();
+}
+
+/// The end of every `cluster(..)` kernel, reached by each thread once it has left the body
+/// (early returns too). A block's shared memory lives while any of its threads does, and
+/// another block may reach it until that block's threads are done, whatever cluster barriers
+/// they did or did not take on the way (a block that returns early takes none). So each thread
+/// tells every block of the cluster it is done (a release arrival on that block's exit
+/// mbarrier); the last thread of each block to get here then stays until every thread of the
+/// cluster has said so, taking part in cluster barriers meanwhile, so that blocks still in
+/// their body can complete theirs (`barrier.cluster` waits only for threads that have not
+/// exited); the block's other threads exit at once, as they would without clusters.
+#[inline(always)]
+pub fn cluster_exit() {
+    let (bar, done) = cluster_exit_state();
+    let ranks = cluster_reg(ClusterReg::NCtaRank).x;
+    for rank in 0..ranks {
+        // SAFETY: `bar` is this block's exit mbarrier, initialised by `cluster_enter` before the
+        // cluster barrier every thread passed on entry; `rank < %cluster_nctarank`, so the
+        // mapped address is the same mbarrier of a block of this cluster, which lives until this
+        // arrival (and every other thread's) completes it. The state result is discarded (`_`).
+        unsafe {
+            asm!(
+                "{{ .reg .u64 %oxg; .reg .u32 %oxs, %oxr; cvta.to.shared.u64 %oxg, {b}; cvt.u32.u64 %oxs, %oxg;",
+                "mapa.shared::cluster.u32 %oxr, %oxs, {r};",
+                "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%oxr]; }}",
+                b = in(reg64) bar, r = in(reg32) rank, options(nostack)
+            )
+        }
+    }
+    let threads = super::nvptx::block_dim();
+    let before: u32;
+    // SAFETY: `done` is this block's shared counter, zeroed by `cluster_enter`; an atomic add.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 %oxg; .reg .u32 %oxs; cvta.to.shared.u64 %oxg, {c}; cvt.u32.u64 %oxs, %oxg;",
+            "atom.shared.add.u32 {o}, [%oxs], 1; }}",
+            c = in(reg64) done, o = out(reg32) before, options(nostack)
+        )
+    }
+    if before + 1 != threads.x * threads.y * threads.z {
+        return;
+    }
+    loop {
+        // SAFETY: as above; waits (acquire, cluster scope) for phase 0, the only one the exit
+        // barrier has, so every access to this block's memory by any thread of the cluster
+        // happens before this thread, the block's last, exits.
+        let complete = unsafe { exit_wait(bar) };
+        if complete {
+            break;
+        }
+        cluster_arrive();
+        cluster_wait();
+    }
+}
+
+/// The generic addresses of this block's exit mbarrier and exit counter.
+#[inline(always)]
+fn cluster_exit_state() -> (*mut u64, *mut u32) {
+    let base = core::ptr::addr_of_mut!(CLUSTER_EXIT) as *mut u64;
+    (base, base.wrapping_add(1) as *mut u32)
+}
+
+/// One `try_wait` (acquire, cluster scope) for phase 0 of the exit mbarrier `bar`.
+///
+/// # Safety
+/// `bar` is this block's initialised exit mbarrier.
+#[inline(always)]
+unsafe fn exit_wait(bar: *mut u64) -> bool {
+    let done: u32;
+    // SAFETY: guaranteed by the caller; a memory barrier for the compiler.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 %oxg; .reg .u32 %oxs; .reg .pred %oxp; cvta.to.shared.u64 %oxg, {b}; cvt.u32.u64 %oxs, %oxg;",
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %oxp, [%oxs], 0; selp.u32 {d}, 1, 0, %oxp; }}",
+            b = in(reg64) bar, d = out(reg32) done, options(nostack)
+        )
+    }
+    done != 0
+}
+
 /// The generic address of `local` (generic, shared) in the block of rank `rank`.
 ///
 /// # Safety

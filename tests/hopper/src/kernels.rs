@@ -243,6 +243,35 @@ pub fn cluster_dsmem(mut out: DisjointRows<u32>) {
     write_row(&mut out, read, got);
 }
 
+/// Blocks and threads that leave early: rank 1 returns at once and warp 1 of every other block
+/// too, so the others' cluster barriers are never matched by theirs. The live threads (warp 0
+/// of ranks 0, 2, 3) read the `mine` of the next live rank and write into its `inbox`, write
+/// into rank 1's `inbox` as well (rank 1 must still be there: its memory may not be freed while
+/// another block reaches it), then read their own `inbox`. Row of block `b`: column `t` the
+/// value read, column `64 + t` the value received; the rest stays as the host filled it.
+#[kernel(block(64), cluster(4))]
+pub fn cluster_early_exit(mut out: DisjointRows<u32>) {
+    let mine = shared_array!(u32, CLUSTER_THREADS);
+    let inbox = shared_array!(u32, CLUSTER_THREADS);
+    let t = thread::thread_idx().x as usize;
+    let b = thread::block_idx().x;
+    let rank = cluster::ctarank();
+    if rank == 1 || t >= 32 {
+        return;
+    }
+    mine.set(t, b * 1000 + t as u32);
+    let started = cluster::sync();
+    let next = [2, 0, 3, 0][rank as usize];
+    let read = cluster::map_shared(mine, next, started).get(t);
+    cluster::map_shared(inbox, next, started).set(t, b * 1000 + t as u32 + 7);
+    cluster::map_shared(inbox, 1, started).set(t, b);
+    cluster::sync();
+    let got = inbox.get(t);
+    for (c, y) in out.iter_mut() {
+        *y = if c < CLUSTER_THREADS { read } else { got };
+    }
+}
+
 /// The same without `cluster(..)`: every block is a cluster of one (the GPU's implicit
 /// clusters, and the CPU executor's), so rank 0 is the block itself.
 #[kernel(block(64))]

@@ -345,6 +345,39 @@ fn cluster_distributed_shared_memory() {
     assert!(e.to_string().contains("not a whole number of clusters"), "{e}");
 }
 
+/// A cluster whose rank 1 returns at once, and whose other blocks lose a warp early: the live
+/// threads' cluster barriers complete, their remote reads and writes land, and rank 1's block
+/// lives on until they are done with it (the launch completes; memcheck finds no access to a
+/// block that has exited).
+#[test]
+fn cluster_blocks_that_return_early() {
+    use hopper_ops::kernels::{CLUSTER, CLUSTER_THREADS as N};
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let blocks = 16 * CLUSTER;
+    let cols = 2 * N;
+    const UNTOUCHED: u32 = 0xdead_beef;
+    for round in 0..3 {
+        let mut dout = s.clone_htod(&vec![UNTOUCHED; blocks * cols]).unwrap();
+        kernels::launch_cluster_early_exit(s, blocks as u32, N as u32, Slice2d::new(&mut dout, cols)).unwrap();
+        synchronize(s).unwrap();
+        let out = s.clone_dtoh(&dout).unwrap();
+        for b in 0..blocks {
+            let (c, r) = (b / CLUSTER, b % CLUSTER);
+            let row = &out[b * cols..(b + 1) * cols];
+            for t in 0..N {
+                let (read, got) = if r == 1 || t >= 32 {
+                    (UNTOUCHED, UNTOUCHED)
+                } else {
+                    let (next, prev) = ([2, 0, 3, 0][r], [3, 0, 0, 2][r]);
+                    (((c * CLUSTER + next) * 1000 + t) as u32, ((c * CLUSTER + prev) * 1000 + t + 7) as u32)
+                };
+                assert_eq!((row[t], row[N + t]), (read, got), "round {round} block {b} thread {t}");
+            }
+        }
+    }
+}
+
 /// Without `cluster(..)` every block is a cluster of one on the GPU too: the same answers as
 /// the CPU executor.
 #[test]
