@@ -359,8 +359,10 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                         #p::PushKernelArg::arg(&mut __oxide_args, &#shape_ident[0]);
                         #p::PushKernelArg::arg(&mut __oxide_args, &#shape_ident[1]);
                     });
+                    // The matrix borrows the host slice (not an unbounded lifetime), so a kernel
+                    // cannot keep it past the launch.
                     // SAFETY: a shared borrow of the slice held for the launch, and a shape `check_matrix` verified against its length.
-                    cpu_call.push(quote! { unsafe { ::oxide_rt::device::Matrix::from_raw(#id.as_ptr(), #id.len(), #shape_ident) } });
+                    cpu_call.push(quote! { unsafe { #p::cpu_matrix(#id, #shape_ident) } });
                 } else {
                     cpu_call.push(quote! { #id });
                 }

@@ -240,6 +240,25 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
             }
             check_value_type(elem, err);
         }
+        (ArgKind::SliceIn { elem, matrix: true, .. }, Type::Path(p)) => {
+            // `Matrix<'static, T>` would let the kernel keep references into the caller's buffer
+            // past the launch (the CPU executor's launcher lends a host slice).
+            let args = p.path.segments.last().into_iter().flat_map(|s| match &s.arguments {
+                syn::PathArguments::AngleBracketed(ab) => ab.args.iter().collect(),
+                _ => Vec::new(),
+            });
+            for a in args {
+                if let syn::GenericArgument::Lifetime(l) = a {
+                    if l.ident != "_" {
+                        err(at(&l), format!(
+                            "lifetime `{l}` cannot be honoured on the device: the matrix is borrowed only for the launch; hint: write `Matrix<{}>`",
+                            show(elem)
+                        ));
+                    }
+                }
+            }
+            check_value_type(elem, err);
+        }
         (ArgKind::SliceOut { elem, .. }, Type::Path(p)) => {
             let lifetimes = p.path.segments.last().into_iter().flat_map(|s| match &s.arguments {
                 syn::PathArguments::AngleBracketed(ab) => ab.args.iter().collect(),
@@ -479,10 +498,10 @@ mod tests {
         let e = errors(
             TokenStream::new(),
             syn::parse_quote!(
-                fn k(x: &'static [f32], y: DisjointSlice<'static, f32>) {}
+                fn k(x: &'static [f32], y: DisjointSlice<'static, f32>, m: Matrix<'static, f32>) {}
             ),
         );
-        assert_eq!(e.len(), 2, "{e:?}");
+        assert_eq!(e.len(), 3, "{e:?}");
         assert!(e.iter().all(|e| e.contains("`'static`")), "{e:?}");
     }
 }

@@ -54,6 +54,18 @@ use std::sync::{Mutex, Once, OnceLock};
 use std::time::Duration;
 use watchdog::Watchdog;
 
+/// A kernel's `Matrix<T>` argument on the CPU executor, borrowing `data` for as long as the
+/// launcher lends it (so a kernel cannot keep its elements past the launch).
+///
+/// # Safety
+/// `shape` is `[cols, rows]` with both at most `u32::MAX` and `rows * cols <= data.len()`
+/// (what `check_matrix` verifies).
+#[inline(always)]
+pub unsafe fn cpu_matrix<T>(data: &[T], shape: [usize; 2]) -> crate::device::Matrix<'_, T> {
+    // SAFETY: `data` is a shared borrow of initialised `T`s for the matrix's lifetime, and the caller checked the shape against its length.
+    unsafe { crate::device::Matrix::from_raw(data.as_ptr(), data.len(), shape) }
+}
+
 /// A raw pointer that generated CPU launchers hand to every block. Sound to share because each
 /// simulated thread only touches the element of its own unique `ThreadIndex`.
 #[derive(Clone, Copy)]

@@ -48,7 +48,7 @@ pub mod __private {
         check_counter, check_inputs_apart, check_matrix, check_shape, input_arg, output_arg, with_rows, DeviceInput,
         DeviceOutput, Shaped,
     };
-    pub use super::cpu::{cpu_launch, CpuKernel, SendPtr};
+    pub use super::cpu::{cpu_launch, cpu_matrix, CpuKernel, SendPtr};
     pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD};
     pub use super::tensor_map::{tensor_map_arg, tensor_map_on_cpu};
     pub use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, PushKernelArg};
