@@ -273,10 +273,25 @@ impl<B: GraphBuffers> Graph<B> {
         let capture = CaptureStream::new(stream.context())?;
         let mut state =
             Capturing { stream: capture.stream.cu_stream() as usize, ranges, launches: vec![], pending: vec![] };
+        let mut kept = false;
         for _ in 0..MAX_RECORDS {
             let session = Session::begin(&capture, state)?;
             let recorded = record(&capture.stream, &mut buffers);
+            // `record` may keep a clone of the capture stream (or a buffer allocated on it),
+            // which outlives the capture. That stream is non-blocking and cudarc does not know
+            // it (no multi-stream event tracking), so work enqueued on it later would run
+            // unordered with frees and copies on the context's other streams. Before the
+            // capture ends (no window for another thread), put the context into cudarc's
+            // multi-stream mode for good, which orders every buffer use on every stream.
+            let tracked = match kept || Arc::strong_count(&capture.stream) == 1 {
+                true => Ok(()),
+                false => {
+                    kept = true;
+                    track_all_streams(stream)
+                }
+            };
             let (graph, finished) = session.end();
+            tracked?;
             state = finished;
             if !state.pending.is_empty() {
                 drop(graph);
@@ -292,6 +307,14 @@ impl<B: GraphBuffers> Graph<B> {
                 return Err(Error::Graph(
                     "`record` replaced or resized one of the graph's buffers; it must launch on the buffers it is \
                      given and leave them in place"
+                        .into(),
+                ));
+            }
+            if kept {
+                return Err(Error::Graph(
+                    "`record` kept a clone of the capture stream it was given (or a buffer allocated on it) past the \
+                     capture; launch only inside `record` and let the stream go (the context now tracks every \
+                     stream's buffer uses, so later captures of it may be refused)"
                         .into(),
                 ));
             }
@@ -400,6 +423,19 @@ impl<B: GraphBuffers> Drop for BuffersMut<'_, B> {
         let g = &mut *self.graph;
         g.poisoned = layout_of(&mut g.buffers, &g.stream) != g.layout;
     }
+}
+
+/// Puts `stream`'s context into cudarc's multi-stream mode for good (a forked stream that is
+/// never dropped), so every later use of a buffer, on any stream of the context, waits for the
+/// earlier ones through the buffer's events.
+fn track_all_streams(stream: &Arc<CudaStream>) -> Result<(), Error> {
+    let forked = stream.fork().map_err(|source| Error::Driver {
+        what: "creating a stream that keeps the context in cudarc's multi-stream mode (a capture stream was kept)"
+            .into(),
+        source,
+    })?;
+    std::mem::forget(forked);
+    Ok(())
 }
 
 /// Refuses to start a capture from a stream that is itself being captured.
