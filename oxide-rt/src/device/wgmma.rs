@@ -732,7 +732,7 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize>
     #[inline(always)]
     pub fn pair_mut(&mut self, i: usize) -> Option<&mut [T; 2]> {
         let (row, col) = pair_position(self.position(i)?, i, self.cols())?;
-        // SAFETY: both elements are in bounds (`col + 1 < cols`, `row < rows`, checked by `pair_position` and `position`) and owned by this thread (elements `i` and `i + 1` are columns `col` and `col + 1`, see `WgAcc::coord`); `col` and `cols` are even and the buffer is aligned for `T`, and the launchers hand out allocations aligned to 256 bytes, so the pair is aligned for `[T; 2]`.
+        // SAFETY: both elements are in bounds (`col + 1 < cols`, `row < rows`, checked by `pair_position` and `position`) and owned by this thread (elements `i` and `i + 1` are columns `col` and `col + 1`, see `WgAcc::coord`); `[T; 2]` needs only `T`'s alignment, which the buffer has (the launchers check it).
         Some(unsafe { &mut *(self.ptr.as_ptr().add(row * self.cols() + col) as *mut [T; 2]) })
     }
 }
@@ -792,6 +792,7 @@ impl<T: WgmmaElem, const BM: usize, const BN: usize, const WG0: usize> WgmmaTile
         let t = super::thread::thread_rank() as usize % 128;
         let (w, lane) = (t / 32, t % 32);
         let (rows, cols) = (self.rows, self.cols as usize);
+        let base_aligned = (self.ptr.as_ptr() as usize) % core::mem::align_of::<Wide>() == 0;
         for half in 0..2 {
             let row = r0 + 16 * w + lane / 4 + 8 * half;
             for m in 0..BN / 32 {
@@ -807,8 +808,11 @@ impl<T: WgmmaElem, const BM: usize, const BN: usize, const WG0: usize> WgmmaTile
                 if row >= rows {
                     continue;
                 }
-                if cols % 8 == 0 && col + 8 <= cols {
-                    // SAFETY: `row < rows` and `col + 8 <= cols`: the eight elements are in bounds; they are the pairs of group `4m + q` of this row held by the four lanes of this quad, all of them here on the tile of this round (checked above), in this warpgroup's piece of this lane's tile, so no other thread writes them (see `DisjointPersistentWgmmaTiles`), and the lanes' own handles are consumed; `col` and `cols` are multiples of 8 and the allocation 256-byte aligned, so the address is 16-byte aligned.
+                // The output may be a view that starts at any element (`slice_mut(1..)`), not
+                // only a whole (256-byte aligned) allocation: the wide store needs its base
+                // 16-byte aligned too.
+                if cols % 8 == 0 && col + 8 <= cols && base_aligned {
+                    // SAFETY: `row < rows` and `col + 8 <= cols`: the eight elements are in bounds; they are the pairs of group `4m + q` of this row held by the four lanes of this quad, all of them here on the tile of this round (checked above), in this warpgroup's piece of this lane's tile, so no other thread writes them (see `DisjointPersistentWgmmaTiles`), and the lanes' own handles are consumed; `col` and `cols` are multiples of 8 (16 bytes of 2-byte elements) and the base is 16-byte aligned (`base_aligned`), so the address is 16-byte aligned.
                     unsafe { self.ptr.as_ptr().add(row * cols + col).cast::<Wide>().write(Wide(v)) };
                     continue;
                 }
@@ -1026,7 +1030,7 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize> WgmmaTile<'_, T, BM,
     #[inline(always)]
     pub fn pair_mut(&mut self, i: usize) -> Option<&mut [T; 2]> {
         let (row, col) = pair_position(self.position(i)?, i, self.cols as usize)?;
-        // SAFETY: as in `DisjointWgmmaTiles::pair_mut`: both elements in bounds and this thread's, the pair aligned (even `col` and `cols`, 256-byte aligned allocations).
+        // SAFETY: as in `DisjointWgmmaTiles::pair_mut`: both elements in bounds and this thread's, the pair aligned (`[T; 2]` needs only `T`'s alignment).
         Some(unsafe { &mut *(self.ptr.as_ptr().add(row * self.cols as usize + col) as *mut [T; 2]) })
     }
 }
