@@ -217,3 +217,33 @@ fn a_kernel_with_a_type_error_shows_rustcs_error_at_the_users_line_first() {
     let at = format!("--> {}:{line}:", dir.canonicalize().unwrap().join("src/kernels.rs").display());
     assert!(errors.get(1).is_some_and(|l| l.starts_with(&at)), "expected `{at}` second:\n{log}");
 }
+
+#[test]
+fn a_type_that_differs_between_host_and_gpu_is_an_error_at_the_argument() {
+    let dir = scratch("split");
+    let mut files = readme_files();
+    files[0].1 = at_this_checkout(&files[0].1).replace("name = \"hello-gpu\"", "name = \"split-gpu\"");
+    let kernels = &mut files.iter_mut().find(|(n, _)| n == "src/kernels.rs").unwrap().1;
+    // The README's pattern for device-only code, applied to a type: the launcher would lend a
+    // buffer of 4-byte elements to a kernel that stores 8-byte ones.
+    kernels.push_str(
+        "\n#[cfg(target_arch = \"nvptx64\")]\npub type Wide = f64;\n#[cfg(not(target_arch = \"nvptx64\"))]\npub type Wide = f32;\n\n\
+         #[kernel]\npub fn fill(mut y: DisjointSlice<Wide>) {\n    if let Some(v) = y.get_mut(thread::index()) {\n        *v = 1.0;\n    }\n}\n",
+    );
+    let line = 1 + kernels.lines().position(|l| l.contains("pub fn fill(")).unwrap();
+    write(&dir, &files);
+
+    let out = cargo_build(&dir);
+    let log = text(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(
+        log.contains(
+            "argument `y` of kernel `fill`: `Wide` differs between host and GPU: it is not 8 bytes with alignment 8"
+        ),
+        "{log}"
+    );
+    let at = format!("--> src/kernels.rs:{line}:");
+    assert!(log.contains(&at), "the error points at the argument's type (`{at}`):\n{log}");
+    // saxpy's arguments are the same on both sides: one error.
+    assert_eq!(log.matches("differs between host and GPU").count(), 1, "{log}");
+}

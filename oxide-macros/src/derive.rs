@@ -112,15 +112,14 @@ fn member_name(m: &Member) -> String {
 /// The host half of the layout proof, from the record in `$OXIDE_MANIFEST`.
 fn host_proof(name: &syn::Ident, record: &str, fields: &Fields) -> TokenStream {
     let members: Vec<Member> = fields.members().collect();
-    let Some(path) = std::env::var_os("OXIDE_MANIFEST") else {
+    let Some(path) = crate::manifest::path() else {
         return TokenStream::new(); // not built by oxide-build: nothing to compare against
     };
     let host_error = |msg: String| {
         let e = Error::new(name.span(), msg).to_compile_error();
         quote! { #[cfg(not(target_arch = "nvptx64"))] const _: () = { #e }; }
     };
-    let path = std::path::PathBuf::from(path);
-    let values = match read_record(&path, record) {
+    let values = match crate::manifest::read_record(&path, record) {
         Ok(Some(v)) => v,
         Ok(None) => {
             return host_error(format!(
@@ -166,23 +165,6 @@ fn host_proof(name: &syn::Ident, record: &str, fields: &Fields) -> TokenStream {
         const _: () = ::core::assert!(::core::mem::align_of::<#name>() == #align, #align_msg);
         #(#field_checks)*
     }
-}
-
-/// `meta[record]` of the manifest at `path`; `Ok(None)` when the manifest has no such record.
-fn read_record(path: &std::path::Path, record: &str) -> Result<Option<Vec<u64>>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        format!("cannot read the oxide manifest {} (OXIDE_MANIFEST): {e}; hint: rebuild so the build script writes it again", path.display())
-    })?;
-    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "the oxide manifest {} is not valid JSON: {e}; hint: rebuild so the build script writes it again",
-            path.display()
-        )
-    })?;
-    let Some(values) = json.get("meta").and_then(|m| m.get(record)) else { return Ok(None) };
-    values.as_array().and_then(|a| a.iter().map(|v| v.as_u64()).collect::<Option<Vec<u64>>>()).map(Some).ok_or_else(
-        || format!("the layout record `{record}` in {} is not a list of integers; hint: rebuild", path.display()),
-    )
 }
 
 fn check(input: &DeriveInput) -> Result<(), Error> {
@@ -333,23 +315,5 @@ mod tests {
             }
         ));
         assert!(e.len() == 1 && e[0].contains("enum `E`"), "{e:#?}");
-    }
-
-    #[test]
-    fn reads_layout_records() -> Result<(), Box<dyn std::error::Error>> {
-        let dir = std::env::temp_dir().join(format!("oxide-macros-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        let path = dir.join("m.json");
-        std::fs::write(&path, r#"{"meta": {"__oxide_layout_P": [16, 8, 0, 8]}}"#)?;
-        assert_eq!(read_record(&path, "__oxide_layout_P")?, Some(vec![16, 8, 0, 8]));
-        assert_eq!(read_record(&path, "__oxide_layout_Q")?, None);
-        let error = |path: &std::path::Path, record: &str| read_record(path, record).err().unwrap_or_default();
-        std::fs::write(&path, r#"{"meta": {"__oxide_layout_P": [16, -1]}}"#)?;
-        assert!(error(&path, "__oxide_layout_P").contains("not a list of integers"));
-        std::fs::write(&path, "{")?;
-        assert!(error(&path, "__oxide_layout_P").contains("not valid JSON"));
-        assert!(error(&dir.join("missing.json"), "x").contains("cannot read"));
-        std::fs::remove_dir_all(&dir)?;
-        Ok(())
     }
 }

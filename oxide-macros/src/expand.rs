@@ -1,6 +1,6 @@
 //! Code generation for a validated `#[kernel]`.
 
-use crate::ast::{atomic_host_elem, ArgKind, Concrete, Kernel, OutShape};
+use crate::ast::{atomic_host_elem, Arg, ArgKind, Concrete, Kernel, OutShape};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -16,6 +16,7 @@ pub fn kernel(k: &Kernel<'_>) -> TokenStream {
     for c in k.concrete() {
         out.extend(name_marker(&c));
         out.extend(device_entry(k, &c));
+        out.extend(arg_layout_proof(&c));
         out.extend(host_launchers(k, &c));
     }
     out
@@ -215,6 +216,17 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         let n = input_sizes.len();
         meta_static(&meta, quote!([u64; #n]), quote!([#(#input_sizes),*]))
     });
+    // Each argument's element (or value) size and alignment as the device sees them: the host
+    // expansion proves its own agree (`arg_layout_proof`).
+    let layout_meta = (!c.args.is_empty()).then(|| {
+        let meta = format_ident!("__oxide_arg_layout_{}", export);
+        let n = 2 * c.args.len();
+        let words = c.args.iter().map(|a| {
+            let t = layout_type(a);
+            quote! { ::core::mem::size_of::<#t>() as u64, ::core::mem::align_of::<#t>() as u64 }
+        });
+        meta_static(&meta, quote!([u64; #n]), quote!([#(#words),*]))
+    });
     // Which parameters hold tensor maps: the IR stage makes them 64-byte aligned `byval`.
     let grid_meta = (!grid_constants.is_empty()).then(|| {
         let meta = format_ident!("__oxide_grid_constant_{}", export);
@@ -233,7 +245,78 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         #cluster_meta
         #grid_meta
         #sizes_meta
+        #layout_meta
     }
+}
+
+/// The type whose size and alignment host and device must agree on for argument `a`: the
+/// element of a slice, output, matrix or tensor map (the launcher lends buffers of the host's
+/// element type, the device indexes them with its own), or the value itself.
+fn layout_type(a: &Arg) -> &syn::Type {
+    match &a.kind {
+        ArgKind::SliceIn { elem, .. } | ArgKind::SliceOut { elem, .. } | ArgKind::TensorMap { elem, .. } => elem,
+        ArgKind::Value | ArgKind::Invalid => &a.ty,
+    }
+}
+
+/// The host half of the argument layout proof: a `cfg(target_arch)` alias, or a `--cfg` only
+/// the device build gets (`Build::cfg`), can give an argument's type another size on the GPU,
+/// and the launcher would lend buffers of the host's element size to a kernel that indexes
+/// them with the device's. Each argument's type must have the size and alignment the device
+/// build recorded (`__oxide_arg_layout_<kernel>` in `$OXIDE_MANIFEST`).
+fn arg_layout_proof(c: &Concrete) -> TokenStream {
+    let Some(path) = crate::manifest::path().filter(|_| !c.args.is_empty()) else {
+        return TokenStream::new(); // not built by oxide-build: nothing to compare against
+    };
+    let export = &c.export;
+    let error = |msg: String| {
+        let e = syn::Error::new(c.span, msg).to_compile_error();
+        quote! { #[cfg(not(target_arch = "nvptx64"))] const _: () = { #e }; }
+    };
+    let record = format!("__oxide_arg_layout_{export}");
+    let values = match crate::manifest::read_record(&path, &record) {
+        Ok(Some(v)) => v,
+        Ok(None) => {
+            return match crate::manifest::lists_kernel(&path, export) {
+                // Not in this device build (its launch fails to find it): nothing to compare.
+                Ok(false) => TokenStream::new(),
+                Ok(true) => error(format!(
+                    "the device build in {} has kernel `{export}` but no record of its argument layout (`{record}`): it was \
+                     made by an older oxide-build; hint: rebuild the kernels (a prebuilt directory: `cargo oxide build` again)",
+                    path.display()
+                )),
+                Err(why) => error(why),
+            };
+        }
+        Err(why) => return error(why),
+    };
+    if values.len() != 2 * c.args.len() {
+        return error(format!(
+            "the argument layout record `{record}` has {} entries for the {} arguments of `{export}`: {} is stale; hint: \
+             rebuild so the build script runs again",
+            values.len(),
+            c.args.len(),
+            path.display()
+        ));
+    }
+    let checks = c.args.iter().zip(values.chunks(2)).map(|(a, v)| {
+        let (t, size, align) = (layout_type(a), v[0] as usize, v[1] as usize);
+        let msg = format!(
+            "argument `{}` of kernel `{export}`: `{}` differs between host and GPU: it is not {size} bytes with alignment \
+             {align} as in the device build (a `cfg(target_arch)` or device-only `cfg`?), so the launcher would lend \
+             buffers the kernel indexes differently; hint: give the type one definition for both targets",
+            a.ident,
+            crate::valid::show(t),
+        );
+        quote_spanned! {t.span()=>
+            #[cfg(not(target_arch = "nvptx64"))]
+            const _: () = ::core::assert!(
+                ::core::mem::size_of::<#t>() == #size && ::core::mem::align_of::<#t>() == #align,
+                #msg
+            );
+        }
+    });
+    quote! { #(#checks)* }
 }
 
 /// A `#[link_section = "oxide.meta"]` static of the device build: data for oxide-build, which

@@ -10,6 +10,7 @@
 mod ast;
 mod derive;
 mod expand;
+mod manifest;
 mod valid;
 
 use proc_macro::TokenStream;
