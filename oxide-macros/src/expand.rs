@@ -292,9 +292,9 @@ fn arg_layout_proof(c: &Concrete) -> TokenStream {
     };
     if values.len() != 2 * c.args.len() {
         return error(format!(
-            "the argument layout record `{record}` has {} entries for the {} arguments of `{export}`: {} is stale; hint: \
+            "the argument layout record `{record}` describes {} argument(s), but `{export}` has {}: {} is stale; hint: \
              rebuild so the build script runs again",
-            values.len(),
+            values.len() / 2,
             c.args.len(),
             path.display()
         ));

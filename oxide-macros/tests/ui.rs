@@ -4,7 +4,8 @@
 //! The kernels compile for the host only here. Launchers embed `$OXIDE_PTX` / `$OXIDE_CUBINS`
 //! and `#[derive(KernelArg)]` reads `$OXIDE_MANIFEST`, so they point at small fixtures (trybuild
 //! passes the environment on to rustc); `fixtures/kernels.manifest.json` has correct layout
-//! records for the structs of these tests except `Skewed`, whose field offset is wrong.
+//! records for the structs of these tests except `Skewed`, whose field offset is wrong, and argument
+//! layout records for three kernels of the `arg_layout_*` tests (missing, stale, wrong).
 
 #[test]
 fn ui() {
