@@ -81,6 +81,20 @@ fn an_edited_kernel_makes_the_prebuilt_stale_and_says_how_to_refresh() {
 }
 
 #[test]
+fn a_prebuilt_of_another_oxide_build_version_is_not_used() {
+    let dir = copy_example("version");
+    let manifest = dir.join("kernels-prebuilt/kernels.manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let ours = format!("\"oxide_build\": \"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(text.contains(&ours), "the committed manifest names this oxide-build: {text}");
+    std::fs::write(&manifest, text.replace(&ours, "\"oxide_build\": \"0.0.1\"")).unwrap();
+    let msg = stable_only(&dir).try_compile().unwrap_err().to_string();
+    assert!(msg.contains("were built by oxide-build 0.0.1, and this is oxide-build"), "{msg}");
+    assert!(msg.contains("cargo oxide build --manifest-path"), "{msg}");
+    assert!(!dir.join("out/oxide/kernels.ptx").exists(), "nothing was copied");
+}
+
+#[test]
 fn a_moved_kernels_module_does_not_match_the_prebuilt() {
     let dir = copy_example("moved");
     let text = std::fs::read_to_string(dir.join("src/kernels.rs")).unwrap();

@@ -216,6 +216,20 @@ pub(crate) fn consume(req: &Request<'_>) -> Result<Consumed, Error> {
     }
     let file = ManifestFile::read(&manifest_path)
         .map_err(|e| Error::new(e.kind, format!("the prebuilt kernels cannot be used: {e}\n  {fix}")))?;
+    // How launchers pass arguments and what the entries expect is oxide's own contract, which
+    // may change between versions: a prebuilt made by another oxide-build is not used.
+    let built_by = file.toolchain.get("oxide_build").and_then(|v| v.as_str()).unwrap_or("an unknown version");
+    if built_by != env!("CARGO_PKG_VERSION") {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "the prebuilt kernels in {} were built by oxide-build {built_by}, and this is oxide-build {}: how \
+                 launchers pass arguments to kernels may differ between versions, so they are not used.\n  {fix}",
+                req.dir.display(),
+                env!("CARGO_PKG_VERSION")
+            ),
+        ));
+    }
     if file.module != req.module || file.source != req.source {
         return Err(Error::new(
             ErrorKind::Config,
