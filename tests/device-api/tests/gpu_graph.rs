@@ -185,3 +185,31 @@ fn replacing_a_graphs_buffer_makes_its_replays_an_error() {
     let text = e.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(text.contains("replaced or resized"), "{text}");
 }
+
+/// `record` keeps a clone of the capture stream: the capture is an `Err`, and a kernel launched
+/// on the kept stream afterwards is still ordered before a copy of its output on the launching
+/// stream (the capture stream is non-blocking and was unknown to cudarc's event tracking).
+#[test]
+fn a_kept_capture_stream_stays_ordered_with_the_other_streams() {
+    let Some(g) = device_api::gpu_or_skip() else { return };
+    let s = &g.stream;
+    let n = 1 << 20;
+    let x: Vec<u32> = (0..n as u32).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let mut kept: Option<Arc<CudaStream>> = None;
+    let captured = Graph::capture(s, (s.alloc_zeros::<u32>(n).unwrap(),), |cs, (out,)| {
+        kept = Some(cs.clone());
+        kernels::launch_busy(cs, (n / 256) as u32, 256u32, 1, &dx, out)
+    });
+    let Err(e) = captured else { panic!("a capture whose record kept the stream was accepted") };
+    assert!(e.to_string().contains("kept a clone of the capture stream"), "{e}");
+    let kept = kept.expect("record ran");
+    let mut want = vec![0u32; n];
+    kernels::cpu_busy((n / 256) as u32, 256u32, 4096, &x, &mut want).unwrap();
+    for round in 0..3 {
+        let mut out = s.alloc_zeros::<u32>(n).unwrap();
+        g.synchronize().unwrap();
+        kernels::launch_busy(&kept, (n / 256) as u32, 256u32, 4096, &dx, &mut out).unwrap();
+        assert_eq!(s.clone_dtoh(&out).unwrap(), want, "round {round}: the copy did not wait for the kernel");
+    }
+}
