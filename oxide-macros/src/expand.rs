@@ -546,27 +546,23 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
         let [x, y, z] = &b.extents;
         quote! { #p::check_block(#export, [#x, #y, #z], &config)?; }
     });
-    let (check_cluster, cpu_cluster) = match &k.cluster {
-        Some(c) => {
-            let [x, y, z] = c.dims;
-            (
-                Some(quote! { #p::check_cluster(#export, [#x, #y, #z], &config)?; }),
-                Some(quote! { #p::cluster_on_cpu(#export, [#x, #y, #z])?; }),
-            )
-        }
-        None => (None, None),
-    };
+    let check_cluster = k.cluster.as_ref().map(|c| {
+        let [x, y, z] = c.dims;
+        quote! { #p::check_cluster(#export, [#x, #y, #z], &config)?; }
+    });
     let doc_launch = format!(
         "Launches kernel `{export}` on `stream` with `grid` blocks of `block` threads.\n\n\
          Checks the configuration against the device first and returns `Err` instead of launching."
     );
-    let cpu_kernel = match &k.launch_bounds {
-        Some(b) => {
-            let max = b.max_threads;
-            quote! { #p::CpuKernel::new(#p::module!(), #export).with_max_threads(#max) }
-        }
-        None => quote! { #p::CpuKernel::new(#p::module!(), #export) },
-    };
+    let mut cpu_kernel = quote! { #p::CpuKernel::new(#p::module!(), #export) };
+    if let Some(b) = &k.launch_bounds {
+        let max = b.max_threads;
+        cpu_kernel.extend(quote! { .with_max_threads(#max) });
+    }
+    if let Some(c) = &k.cluster {
+        let [x, y, z] = c.dims;
+        cpu_kernel.extend(quote! { .with_cluster([#x, #y, #z]) });
+    }
     let doc_cpu = format!("Runs kernel `{export}` on the CPU executor with the same geometry and checks as the GPU.");
     quote! {
         #[cfg(not(target_arch = "nvptx64"))]
@@ -626,9 +622,9 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             #(#cpu_params),*
         ) -> ::core::result::Result<(), ::oxide_rt::Error> {
             static __OXIDE_KERNEL: #p::CpuKernel = #cpu_kernel;
-            #cpu_cluster
             #p::check_dims(#export, #dims, &config)?;
             #check_block
+            #check_cluster
             #(#cpu_prep)*
             #p::cpu_launch(&__OXIDE_KERNEL, config, || { #call_kernel; })
         }

@@ -62,7 +62,7 @@ use proc_macro::TokenStream;
 /// | --- | --- |
 /// | `dims = 1`, `2` or `3` | the launchers refuse geometries using more dimensions, and the device index math drops the rest |
 /// | `block(x[, y[, z]])` | the only block shape (constants allowed): the launchers refuse any other, the PTX carries `.reqntid`, and `thread::block_dim()` is a constant on the device, so tile indexing by `thread_idx()` needs no bounds check |
-/// | `cluster(x[, y[, z]])` | thread-block clusters of this shape (literals, at most 8 blocks; sm_90): the PTX carries `.reqnctapercluster`, the launchers refuse a grid that is not a whole number of clusters, and the CPU launchers return `Err` (see `oxide_rt::device::cluster`) |
+/// | `cluster(x[, y[, z]])` | thread-block clusters of this shape (literals, at most 8 blocks; sm_90): the PTX carries `.reqnctapercluster`, the launchers (GPU and CPU) refuse a grid that is not a whole number of clusters, and the CPU executor runs the blocks of each cluster together (see `oxide_rt::device::cluster`) |
 /// | `launch_bounds(max_threads[, min_blocks])` | the launchers refuse larger blocks; the PTX carries `.maxntid` (and `.minnctapersm`), which lets ptxas budget registers |
 /// | `name = "symbol"` | the kernel's PTX symbol (default: the function's name); the launchers keep the function's name |
 /// | `instantiate(T, ..)` | one kernel per listed type of a generic kernel (see below) |

@@ -178,17 +178,6 @@ pub mod __private {
         }
         Ok(())
     }
-    /// What the CPU launcher of a `#[kernel(cluster(..))]` kernel returns.
-    #[cfg(not(target_arch = "nvptx64"))]
-    pub fn cluster_on_cpu(kernel: &'static str, cluster: [u32; 3]) -> Result<(), crate::Error> {
-        Err(crate::Error::InvalidLaunch {
-            kernel,
-            reason: format!(
-                "the kernel is declared `#[kernel(cluster({}, {}, {}))]`, and the CPU executor does not run the blocks of a thread-block cluster together (cluster barriers, distributed shared memory); launch it on the GPU (`launch_*`)",
-                cluster[0], cluster[1], cluster[2]
-            ),
-        })
-    }
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::arg::push_value;
     pub use crate::arg::{assert_kernel_arg, KernelArg};

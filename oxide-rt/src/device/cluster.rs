@@ -49,9 +49,13 @@
 //! }
 //! ```
 //!
-//! On the CPU executor every block is a cluster of one (the values above follow; [`sync`] is a
-//! block barrier, [`map_shared`] of rank 0 is the block's own memory), and launchers of kernels
-//! with `cluster(..)` return `Err`: the executor does not run blocks of a cluster together.
+//! The CPU executor runs the blocks of a cluster together, as fibers of one scheduler: cluster
+//! barriers complete once every thread that has not returned arrived, [`map_shared`] reaches the
+//! other block's copy of the array, and every block's memory lives until the whole cluster has
+//! finished, as the GPU's exit barrier arranges. With its checks on, an access to another
+//! block's memory that no cluster barrier orders against a conflicting one is a reported race
+//! (`CpuCheck::SharedRace`), as within a block. Without `cluster(..)` every block is a cluster
+//! of one there too.
 
 use super::shared::{block_checked, track_access, Access, SharedElem, SharedSlice};
 use crate::dim::Dim3;

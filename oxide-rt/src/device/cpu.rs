@@ -40,6 +40,8 @@ pub(crate) enum Op {
     ActiveMask,
     /// `mbarrier.try_wait.parity` on the barrier at `addr` for a phase that has not completed.
     MbarrierWait { addr: usize, parity: u32, site: Site },
+    /// `barrier.cluster.wait` for cluster barrier phase `phase` (counted from 0), called at `site`.
+    ClusterWait { phase: u32, site: Site },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,6 +83,7 @@ impl Op {
             Op::MbarrierWait { addr, parity, site } => {
                 format!("mbarrier wait for parity {parity} (barrier at {addr:#x}) at {site}")
             }
+            Op::ClusterWait { phase, site } => format!("cluster barrier wait (phase {phase}) at {site}"),
             Op::Warp { mask, kind, site } => {
                 let name = match kind {
                     WarpOp::Sync => "sync_warp",
@@ -104,6 +107,8 @@ pub(crate) struct Fiber {
     pub(crate) yielder: Cell<*const Yielder>,
     /// Set when the block is being torn down (another thread panicked): the fiber unwinds.
     pub(crate) abort: Cell<bool>,
+    /// Cluster barrier arrivals so far (`cluster::arrive`).
+    pub(crate) cluster_arrivals: Cell<u32>,
 }
 
 impl Fiber {
@@ -113,6 +118,7 @@ impl Fiber {
             result: Cell::new((0, 0)),
             yielder: Cell::new(ptr::null()),
             abort: Cell::new(false),
+            cluster_arrivals: Cell::new(0),
         }
     }
 }
@@ -120,17 +126,34 @@ impl Fiber {
 /// Unwind payload used to tear down the fibers of a failed block; never reported.
 pub(crate) struct BlockAborted;
 
+/// One `static` shared declaration's storage in a block: the declaration's key, the storage,
+/// its layout, and where it is declared.
+struct Static {
+    key: *const u8,
+    ptr: NonNull<u8>,
+    layout: Layout,
+    declared: Site,
+}
+
+/// Where a pointer lies in a block's shared memory: the static declaration it belongs to
+/// (`None` for the dynamic window) and the offset in it.
+type Located = (Option<(*const u8, Layout, Site)>, usize);
+
 /// Shared memory of one block: one zeroed allocation per `static` shared declaration (created on
 /// first use) and the launch's dynamic shared memory.
 pub(crate) struct BlockMem {
     /// Unique over the process: shared-memory views remember it (see `SharedSlice`).
     id: u64,
-    statics: RefCell<Vec<(*const u8, NonNull<u8>, Layout)>>,
+    statics: RefCell<Vec<Static>>,
     dynamic: Option<(NonNull<u8>, Layout)>,
     /// The executor's checks are on for this launch.
     pub(crate) checks: bool,
-    /// Block barriers completed so far (the barrier epoch).
+    /// Block barriers completed so far (the barrier epoch); a cluster barrier counts too.
     pub(crate) epoch: Cell<u32>,
+    /// Cluster barriers completed so far by the block's cluster (one block without clusters).
+    pub(crate) cluster_epoch: Cell<u32>,
+    /// The block's rank in its cluster (0 without clusters).
+    pub(crate) rank: Cell<u32>,
     /// `sync_warp`s completed so far, per warp of the block.
     pub(crate) warp_syncs: [Cell<u32>; 32],
     /// The shadow of every shared allocation, when the checks are on.
@@ -162,6 +185,8 @@ impl BlockMem {
             dynamic,
             checks,
             epoch: Cell::new(0),
+            cluster_epoch: Cell::new(0),
+            rank: Cell::new(0),
             warp_syncs: std::array::from_fn(|_| Cell::new(0)),
             races: RefCell::new(races),
             tensor: RefCell::new(Default::default()),
@@ -171,7 +196,7 @@ impl BlockMem {
 
     fn static_ptr(&self, key: *const u8, bytes: usize, align: usize, declared: Site) -> *mut u8 {
         let mut statics = self.statics.borrow_mut();
-        if let Some((_, p, l)) = statics.iter().find(|(k, _, _)| *k == key) {
+        if let Some(Static { ptr: p, layout: l, .. }) = statics.iter().find(|st| st.key == key) {
             // One declaration always asks for the same size; anything else would hand out a
             // view longer than the storage (only a direct call of the hidden entry point can).
             if l.size() < bytes || l.align() < align {
@@ -188,7 +213,7 @@ impl BlockMem {
             Err(_) => panic!("shared memory declaration of {bytes} bytes with alignment {align} is not a valid layout"),
         };
         let p = zeroed(layout);
-        statics.push((key, p, layout));
+        statics.push(Static { key, ptr: p, layout, declared });
         if self.checks {
             self.races.borrow_mut().add(p.as_ptr(), layout.size(), Some(declared));
         }
@@ -205,9 +230,30 @@ fn zeroed(layout: Layout) -> NonNull<u8> {
     }
 }
 
+impl BlockMem {
+    /// Where `p` lies in this block's shared memory: the declaration it belongs to (`None` for
+    /// the dynamic window) and the offset in it.
+    fn locate(&self, p: *const u8) -> Option<Located> {
+        let a = p as usize;
+        let within = |start: NonNull<u8>, len: usize| a.checked_sub(start.as_ptr() as usize).filter(|off| *off < len);
+        for st in self.statics.borrow().iter() {
+            if let Some(off) = within(st.ptr, st.layout.size()) {
+                return Some((Some((st.key, st.layout, st.declared)), off));
+            }
+        }
+        let (start, layout) = self.dynamic?;
+        within(start, layout.size()).map(|off| (None, off))
+    }
+
+    /// Whether `p` lies in this block's shared memory.
+    pub(crate) fn owns(&self, p: *const u8) -> bool {
+        self.locate(p).is_some()
+    }
+}
+
 impl Drop for BlockMem {
     fn drop(&mut self) {
-        for (_, p, layout) in self.statics.get_mut().drain(..) {
+        for Static { ptr: p, layout, .. } in self.statics.get_mut().drain(..) {
             // SAFETY: allocated by `zeroed` with this layout, freed once.
             unsafe { alloc::dealloc(p.as_ptr(), layout) }
         }
@@ -242,6 +288,20 @@ struct Ctx {
     mem: Cell<*const BlockMem>,
     /// Null when the kernel runs as a plain loop (no collectives allowed).
     fiber: Cell<*const Fiber>,
+    /// The cluster whose blocks run on this OS thread now; null without clusters.
+    cluster: Cell<*const ClusterRun>,
+}
+
+/// The blocks of one thread-block cluster, which the executor runs together (their threads are
+/// fibers of one scheduler, `host::cpu::fibers`).
+pub(crate) struct ClusterRun {
+    /// The cluster's shape in blocks, its index in the grid of clusters, and that grid.
+    pub(crate) dims: Dim3,
+    pub(crate) idx: Dim3,
+    pub(crate) grid: Dim3,
+    /// By rank: the block's index in the grid, the launch index of its first thread, and its
+    /// shared memory, which lives until the whole cluster has finished.
+    pub(crate) blocks: Vec<(Dim3, usize, *const BlockMem)>,
 }
 
 const ZERO: Dim3 = Dim3::new(0, 0, 0);
@@ -260,6 +320,7 @@ thread_local! {
             grid_dim: Cell::new(ZERO),
             mem: Cell::new(ptr::null()),
             fiber: Cell::new(ptr::null()),
+            cluster: Cell::new(ptr::null()),
         }
     };
 }
@@ -297,8 +358,99 @@ pub(crate) fn current_linear() -> u32 {
     CTX.with(linear)
 }
 
+/// Publishes the cluster whose blocks run next (after [`enter_block`] of one of them); `run`
+/// must stay alive until [`leave_block`].
+pub(crate) fn enter_cluster(run: &ClusterRun) {
+    CTX.with(|c| c.cluster.set(run));
+}
+
+/// Makes block `rank` of the published cluster the running one (its index, first thread and
+/// shared memory), as fibers of several blocks take turns.
+pub(crate) fn switch_block(rank: usize) {
+    CTX.with(|c| {
+        // SAFETY: `enter_cluster` published a run that outlives the cluster's fibers, and the blocks' memory with it.
+        let run = unsafe { &*c.cluster.get() };
+        let (idx, base, mem) = run.blocks[rank];
+        c.block_idx.set(idx);
+        c.block_base.set(base);
+        c.mem.set(mem);
+    });
+}
+
+/// The running thread's cluster: (shape, index in the grid of clusters, that grid, the block's
+/// rank); `None` without clusters.
+pub(crate) fn cluster() -> Option<(Dim3, Dim3, Dim3, u32)> {
+    in_launch(|c| {
+        let run = c.cluster.get();
+        // SAFETY: as in `switch_block`; the memory is the running block's.
+        (!run.is_null()).then(|| unsafe { ((*run).dims, (*run).idx, (*run).grid, (*c.mem.get()).rank.get()) })
+    })
+}
+
+/// The address in block `rank`'s shared memory of what `local` is in the running block's (the
+/// same declaration, made there on first use, or the same offset of the dynamic window).
+/// Panics when `rank` is not a block of the cluster or `local` is not the running block's shared
+/// memory.
+#[track_caller]
+pub(crate) fn map_to_rank(local: *mut u8, rank: u32) -> *mut u8 {
+    let (mem, run) = in_launch(|c| (c.mem.get(), c.cluster.get()));
+    // SAFETY: as in `shared_static`.
+    let mem = unsafe { &*mem };
+    if mem.rank.get() == rank {
+        return local;
+    }
+    if run.is_null() {
+        panic!("map_shared: rank {rank} in a launch without clusters (every block is rank 0 of its own)");
+    }
+    // SAFETY: as in `switch_block`.
+    let run = unsafe { &*run };
+    let Some(&(_, _, other)) = run.blocks.get(rank as usize) else {
+        panic!("map_shared: rank {rank} is not a block of this cluster of {}", run.blocks.len())
+    };
+    // SAFETY: the cluster's blocks' memory lives until the cluster has finished.
+    let other = unsafe { &*other };
+    match mem.locate(local) {
+        Some((Some((key, layout, site)), off)) => {
+            other.static_ptr(key, layout.size(), layout.align(), site).wrapping_add(off)
+        }
+        Some((None, off)) => match other.dynamic {
+            Some((p, _)) => p.as_ptr().wrapping_add(off),
+            None => panic!("map_shared: the block of rank {rank} has no dynamic shared memory"),
+        },
+        None => panic!("map_shared: the array is not this block's shared memory"),
+    }
+}
+
+/// `barrier.cluster.arrive`: counts this thread's arrival (it does not wait).
+pub(crate) fn cluster_arrive() {
+    let f = in_launch(|c| c.fiber.get());
+    if f.is_null() {
+        not_in_fiber("cluster::arrive")
+    }
+    // SAFETY: as in `collective`.
+    let fiber = unsafe { &*f };
+    fiber.cluster_arrivals.set(fiber.cluster_arrivals.get() + 1);
+}
+
+/// `barrier.cluster.wait`: waits until every thread of the cluster that has not returned has
+/// arrived as often as this one.
+#[track_caller]
+pub(crate) fn cluster_wait() {
+    let f = in_launch(|c| c.fiber.get());
+    if f.is_null() {
+        not_in_fiber("cluster::wait")
+    }
+    // SAFETY: as in `collective`.
+    let arrivals = unsafe { (*f).cluster_arrivals.get() };
+    if arrivals == 0 {
+        panic!("cluster::wait without a cluster::arrive before it (the GPU leaves this undefined)");
+    }
+    collective("cluster::wait", Op::ClusterWait { phase: arrivals - 1, site: Location::caller() });
+}
+
 pub(crate) fn leave_block() {
     CTX.with(|c| {
+        c.cluster.set(ptr::null());
         c.mem.set(ptr::null());
         c.fiber.set(ptr::null());
         c.block_idx.set(ZERO);
@@ -571,11 +723,20 @@ pub(crate) fn shared_access(at: *const u8, bytes: usize, access: Access, site: S
         let thread = linear(c);
         let by = Accessor {
             thread,
+            block: mem.rank.get(),
             block_dim: c.block_dim.get(),
             epoch: mem.epoch.get(),
+            cluster_epoch: mem.cluster_epoch.get(),
             warp_syncs: mem.warp_syncs[(thread / 32) as usize % 32].get(),
         };
-        mem.races.borrow_mut().access(at, bytes, access, site, &by)
+        // Another block's memory of the cluster (`map_shared`) is checked in that block's shadow.
+        let run = c.cluster.get();
+        let owner = match run.is_null() || mem.owns(at) {
+            true => mem,
+            // SAFETY: as in `switch_block`; the cluster's blocks' memory outlives its threads.
+            false => unsafe { (*run).blocks.iter().map(|b| &*b.2).find(|m| m.owns(at)).unwrap_or(mem) },
+        };
+        owner.races.borrow_mut().access(at, bytes, access, site, &by)
     });
     if let Err((check, report)) = found {
         crate::host::cpu::checks::fail(check, report)

@@ -193,39 +193,46 @@ pub(crate) enum ClusterReg {
     NClusterId,
 }
 
-/// Every block is a cluster of one on the CPU executor (launchers of `cluster(..)` kernels
-/// refuse to run), which is also what the GPU reports for a launch without clusters.
+/// A launch of a `cluster(..)` kernel runs each cluster's blocks together; without clusters
+/// every block is a cluster of one, which is also what the GPU reports then.
 pub(crate) fn cluster_reg(r: ClusterReg) -> crate::dim::Dim3 {
     use crate::dim::Dim3;
+    let one = Dim3::new(1, 1, 1);
+    let (dims, idx, grid, rank) = super::cpu::cluster().unwrap_or_else(|| {
+        let (b, g) = (super::cpu::block_idx(), super::cpu::grid_dim());
+        (one, b, g, 0)
+    });
     match r {
-        ClusterReg::CtaRank => Dim3::new(0, 1, 1),
-        ClusterReg::NCtaRank => Dim3::new(1, 1, 1),
-        ClusterReg::ClusterId => super::cpu::block_idx(),
-        ClusterReg::ClusterNCtaId => Dim3::new(1, 1, 1),
-        ClusterReg::ClusterCtaId => Dim3::new(0, 0, 0),
-        ClusterReg::NClusterId => super::cpu::grid_dim(),
+        ClusterReg::CtaRank => Dim3::new(rank, 1, 1),
+        ClusterReg::NCtaRank => Dim3::new(dims.x * dims.y * dims.z, 1, 1),
+        ClusterReg::ClusterId => idx,
+        ClusterReg::ClusterNCtaId => dims,
+        ClusterReg::ClusterCtaId => Dim3::new(rank % dims.x, rank / dims.x % dims.y, rank / (dims.x * dims.y)),
+        ClusterReg::NClusterId => grid,
     }
 }
 
-/// A cluster of one block: the cluster barrier is the block barrier (arrive and wait are
-/// split on the GPU; here the arrival is the barrier and the wait has nothing left to do).
 #[track_caller]
 pub(crate) fn cluster_arrive() {
-    super::cpu::sync_threads()
+    super::cpu::cluster_arrive()
 }
 
-pub(crate) fn cluster_wait() {}
+#[track_caller]
+pub(crate) fn cluster_wait() {
+    super::cpu::cluster_wait()
+}
 
-/// Launchers of `cluster(..)` kernels refuse to run on the CPU executor, so the entry and exit
-/// of such a kernel are never reached here.
+/// The executor keeps a cluster's blocks (and their shared memory) until all of them have
+/// finished, which is what the GPU's entry and exit barriers arrange.
 pub(crate) fn cluster_enter() {}
 
 pub(crate) fn cluster_exit() {}
 
 /// # Safety
-/// `rank` is 0 (the only block of a one-block cluster).
-pub(crate) unsafe fn mapa(local: *mut u8, _rank: u32) -> *mut u8 {
-    local
+/// `local` is shared memory of the running block.
+#[track_caller]
+pub(crate) unsafe fn mapa(local: *mut u8, rank: u32) -> *mut u8 {
+    super::cpu::map_to_rank(local, rank)
 }
 
 #[track_caller]

@@ -48,6 +48,12 @@ const WORD: usize = 4;
 struct Stamp {
     /// Linear index of the thread in its block, `NOBODY` for none.
     thread: u16,
+    /// The thread's block: its rank in the cluster (another block reaches this memory through
+    /// `cluster::map_shared`).
+    block: u8,
+    /// Cluster barriers completed when the access was made: the only order between threads of
+    /// different blocks.
+    cluster_epoch: u32,
     atomic: bool,
     /// Which bytes of the cell's word it touched (bit `i`: byte `i`).
     bytes: u8,
@@ -56,7 +62,8 @@ struct Stamp {
     site: Option<Site>,
 }
 
-const EMPTY: Stamp = Stamp { thread: NOBODY, atomic: false, bytes: 0, epoch: 0, warp_syncs: 0, site: None };
+const EMPTY: Stamp =
+    Stamp { thread: NOBODY, block: 0, cluster_epoch: 0, atomic: false, bytes: 0, epoch: 0, warp_syncs: 0, site: None };
 
 #[derive(Clone, Copy)]
 struct Shadow {
@@ -81,8 +88,11 @@ struct Region {
 /// The accessing thread, as the executor knows it.
 pub(crate) struct Accessor {
     pub(crate) thread: u32,
+    /// The thread's block's rank in its cluster.
+    pub(crate) block: u32,
     pub(crate) block_dim: Dim3,
     pub(crate) epoch: u32,
+    pub(crate) cluster_epoch: u32,
     /// `sync_warp`s completed so far by the thread's warp.
     pub(crate) warp_syncs: u32,
 }
@@ -119,6 +129,8 @@ impl Races {
         let end = (offset + bytes).min(region.len);
         let mut now = Stamp {
             thread: u16::try_from(by.thread).unwrap_or(NOBODY - 1),
+            block: u8::try_from(by.block).unwrap_or(u8::MAX),
+            cluster_epoch: by.cluster_epoch,
             atomic: access.atomic(),
             bytes: 0,
             epoch: by.epoch,
@@ -133,10 +145,9 @@ impl Races {
             let conflict = |earlier: &Stamp| {
                 earlier.thread != NOBODY
                     && earlier.bytes & now.bytes != 0
-                    && earlier.thread != now.thread
+                    && (earlier.thread != now.thread || earlier.block != now.block)
                     && !(earlier.atomic && now.atomic)
-                    && earlier.epoch == now.epoch
-                    && !(earlier.thread / 32 == now.thread / 32 && earlier.warp_syncs != now.warp_syncs)
+                    && !ordered(earlier, &now)
             };
             if conflict(&cell.write) {
                 let kind = if access.writes() { "write-after-write" } else { "read-after-write" };
@@ -157,18 +168,38 @@ impl Races {
                 // Reads before the current epoch are ordered before every later access: forget
                 // them. Keep this thread's latest read and one of another thread.
                 for r in &mut cell.reads {
-                    if r.thread != NOBODY && r.epoch != now.epoch {
+                    if r.thread != NOBODY && barrier_between(r, &now) {
                         *r = EMPTY;
                     }
                 }
                 // When neither slot fits, two other threads' reads are remembered already.
-                if let Some(slot) = cell.reads.iter().position(|r| r.thread == now.thread || r.thread == NOBODY) {
+                let mine = |r: &Stamp| (r.thread == now.thread && r.block == now.block) || r.thread == NOBODY;
+                if let Some(slot) = cell.reads.iter().position(mine) {
                     cell.reads[slot] = now;
                 }
             }
         }
         Ok(())
     }
+}
+
+/// Whether a barrier completed between `earlier` and `now` that both threads took: a block
+/// barrier (or a cluster barrier, which counts as one) for two threads of one block, a cluster
+/// barrier for threads of two blocks.
+fn barrier_between(earlier: &Stamp, now: &Stamp) -> bool {
+    match earlier.block == now.block {
+        true => earlier.epoch != now.epoch,
+        false => earlier.cluster_epoch != now.cluster_epoch,
+    }
+}
+
+/// Whether `earlier` happens before `now`: a barrier between them, or a `sync_warp` of their
+/// warp.
+fn ordered(earlier: &Stamp, now: &Stamp) -> bool {
+    barrier_between(earlier, now)
+        || (earlier.block == now.block
+            && earlier.thread / 32 == now.thread / 32
+            && earlier.warp_syncs != now.warp_syncs)
 }
 
 impl Drop for Races {
@@ -227,18 +258,33 @@ fn report(
     let site = |s: &Stamp| s.site.map_or_else(|| "an unknown line".to_string(), |l| l.to_string());
     let now_verb = if access.writes() { "writes" } else { "reads" };
     let byte = word * WORD + (earlier.bytes & now.bytes).trailing_zeros() as usize;
-    let report = format!(
-        "{kind} hazard on byte {byte} of {what}: {} {verb} it{} at {}, then {} {now_verb} it{} at {}, with no \
-         sync_threads between them (barrier epoch {}){}",
-        thread(block, earlier.thread),
-        how(earlier.atomic),
-        site(earlier),
-        thread(block, now.thread),
-        how(now.atomic),
-        site(now),
-        now.epoch,
-        if earlier.thread / 32 == now.thread / 32 { " nor a sync_warp of their warp" } else { "" },
-    );
+    let ranks = earlier.block != 0 || now.block != 0;
+    let report = if earlier.block != now.block {
+        format!(
+            "{kind} hazard on byte {byte} of {what} (distributed shared memory): {} {verb} it{} at {}, then {} \
+             {now_verb} it{} at {}, with no cluster barrier between them (cluster barrier epoch {})",
+            thread(block, earlier, ranks),
+            how(earlier.atomic),
+            site(earlier),
+            thread(block, now, ranks),
+            how(now.atomic),
+            site(now),
+            now.cluster_epoch,
+        )
+    } else {
+        format!(
+            "{kind} hazard on byte {byte} of {what}: {} {verb} it{} at {}, then {} {now_verb} it{} at {}, with no \
+             sync_threads between them (barrier epoch {}){}",
+            thread(block, earlier, ranks),
+            how(earlier.atomic),
+            site(earlier),
+            thread(block, now, ranks),
+            how(now.atomic),
+            site(now),
+            now.epoch,
+            if earlier.thread / 32 == now.thread / 32 { " nor a sync_warp of their warp" } else { "" },
+        )
+    };
     (CpuCheck::SharedRace, report)
 }
 
@@ -253,12 +299,13 @@ fn never_written(region: &Region, word: usize, missing: u8, now: &Stamp, block: 
     let report = format!(
         "read of byte {byte} of {what}, which no thread of this block has written: {} reads it at {at}; shared \
          memory starts with garbage in every block, so write each element (and sync_threads) before reading it",
-        thread(block, now.thread),
+        thread(block, now, now.block != 0),
     );
     (CpuCheck::UninitShared, report)
 }
 
-fn thread(block: Dim3, linear: u16) -> String {
-    let (i, x, y) = (linear as u32, block.x.max(1), block.y.max(1));
-    format!("thread ({},{},{})", i % x, i / x % y, i / (x * y))
+fn thread(block: Dim3, s: &Stamp, rank: bool) -> String {
+    let (i, x, y) = (s.thread as u32, block.x.max(1), block.y.max(1));
+    let of = if rank { format!(" of cluster rank {}", s.block) } else { String::new() };
+    format!("thread ({},{},{}){of}", i % x, i / x % y, i / (x * y))
 }

@@ -44,7 +44,9 @@ mod watchdog;
 pub use checks::{cpu_checks, set_cpu_checks, set_cpu_watchdog, DEFAULT_WATCHDOG_MS};
 
 use super::{CpuCheck, Error};
-use crate::device::cpu::{enter_block, leave_block, set_plain_row, set_plain_thread, BlockMem};
+use crate::device::cpu::{
+    enter_block, enter_cluster, leave_block, set_plain_row, set_plain_thread, BlockMem, ClusterRun,
+};
 use crate::{Dim3, LaunchConfig};
 use corosensei::{Coroutine, CoroutineResult};
 use std::cell::{Cell, RefCell};
@@ -163,6 +165,9 @@ pub struct CpuKernel {
     module: &'static crate::EmbeddedModule,
     /// Launch bounds: most threads per block, 0 when the kernel declares none.
     max_threads: u32,
+    /// `#[kernel(cluster(x, y, z))]`: the blocks of each cluster run together; `[1, 1, 1]`
+    /// without.
+    cluster: [u32; 3],
     /// Whether the kernel's threads must run as fibers (decided from the PTX on first launch).
     fibers: OnceLock<bool>,
     /// Static shared memory and stack frame, read from the PTX on first launch.
@@ -171,7 +176,26 @@ pub struct CpuKernel {
 
 impl CpuKernel {
     pub const fn new(module: &'static crate::EmbeddedModule, name: &'static str) -> CpuKernel {
-        CpuKernel { name, module, max_threads: 0, fibers: OnceLock::new(), footprint: OnceLock::new() }
+        CpuKernel {
+            name,
+            module,
+            max_threads: 0,
+            cluster: [1, 1, 1],
+            fibers: OnceLock::new(),
+            footprint: OnceLock::new(),
+        }
+    }
+
+    /// The kernel's cluster shape: each launch runs the blocks of a cluster together, as the
+    /// GPU does (their threads meet at cluster barriers and reach each other's shared memory).
+    pub const fn with_cluster(mut self, cluster: [u32; 3]) -> CpuKernel {
+        self.cluster = cluster;
+        self
+    }
+
+    fn cluster_dim(&self) -> Dim3 {
+        let [x, y, z] = self.cluster;
+        Dim3::new(x.max(1), y.max(1), z.max(1))
     }
 
     /// The kernel's launch bounds: blocks of more than `n` threads are rejected, as the GPU
@@ -183,7 +207,8 @@ impl CpuKernel {
 
     /// Whether this kernel runs its threads as fibers (it has barriers or warp collectives).
     pub fn uses_fibers(&self) -> bool {
-        *self.fibers.get_or_init(|| classify::module(self.module.ptx).needs_fibers(self.name))
+        self.cluster_dim().volume() > 1
+            || *self.fibers.get_or_init(|| classify::module(self.module.ptx).needs_fibers(self.name))
     }
 
     /// Bytes of the kernel's static shared arrays per block, as on the GPU (from its PTX).
@@ -235,21 +260,25 @@ fn launch<F: Fn() + Sync>(
         MAX_SHARED_PER_BLOCK,
         clamp(footprint.local_bytes),
     )?;
+    // The launcher refused a grid that is not a whole number of clusters (`check_cluster`).
+    let cluster = kernel.cluster_dim();
     let use_fibers = kernel.uses_fibers();
     install_panic_hook();
-    let blocks = cfg.grid.volume();
+    // The unit a worker runs at once: a block, or a cluster's blocks together.
+    let units = Dim3::new(cfg.grid.x / cluster.x, cfg.grid.y / cluster.y, cfg.grid.z / cluster.z);
+    let blocks = units.volume();
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let workers = worker_count()?.min(blocks as usize).max(1);
-    let chunk = chunk_blocks(blocks, workers, cfg.block.volume());
+    let chunk = chunk_blocks(blocks, workers, cfg.block.volume() * cluster.volume());
     // Threads get stacks sized from the kernel's own frame, with a guard page (`guard`).
     let stack_bytes = if use_fibers {
         fibers::stack_bytes(footprint.local_bytes)
     } else {
         PLAIN_STACK_BYTES + fibers::stack_bytes(footprint.local_bytes)
     };
-    let launch = Launch { name, cfg, checks: settings.checks, stack_bytes, watchdog: settings.watchdog };
+    let launch = Launch { name, cfg, cluster, checks: settings.checks, stack_bytes, watchdog: settings.watchdog };
     let dog = settings.watchdog.filter(|_| guard::prepare_thread()).map(|limit| Watchdog::new(limit, workers));
     let run_worker = || {
         let _beat = dog.as_ref().map(|d| d.register());
@@ -263,19 +292,23 @@ fn launch<F: Fn() + Sync>(
             if first >= blocks {
                 break;
             }
-            let mut block_idx = unlinear(first, cfg.grid);
+            let mut unit = unlinear(first, units);
             for _ in first..(first + chunk).min(blocks) {
                 if stop.load(Ordering::Relaxed) {
                     break 'chunks;
                 }
-                if let Err(e) = run_block(&launch, block_idx, &thread_body, &mut stacks) {
+                let ran = match cluster.volume() {
+                    1 => run_block(&launch, unit, &thread_body, &mut stacks),
+                    _ => run_cluster(&launch, unit, &thread_body, &mut stacks),
+                };
+                if let Err(e) = ran {
                     let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
                     f.get_or_insert(e);
                     stop.store(true, Ordering::Relaxed); // no more blocks start
                     next.store(blocks, Ordering::Relaxed);
                     break 'chunks;
                 }
-                block_idx = next_block(block_idx, cfg.grid);
+                unit = next_block(unit, units);
             }
         }
         if let Stacks::Plain(stack, pool) = &mut stacks {
@@ -309,6 +342,8 @@ const PLAIN_STACK_BYTES: usize = 8 << 20;
 struct Launch {
     name: &'static str,
     cfg: LaunchConfig,
+    /// The kernel's cluster shape (`1x1x1` without clusters).
+    cluster: Dim3,
     checks: bool,
     /// Stack of each simulated thread (each fiber, or the plain loop's coroutine).
     stack_bytes: usize,
@@ -367,23 +402,79 @@ fn run_block<F: Fn() + Sync>(
     thread_body: &F,
     stacks: &mut Stacks,
 ) -> Result<(), Error> {
-    let (kernel, cfg) = (launch.name, &launch.cfg);
+    let cfg = &launch.cfg;
     let mem = BlockMem::new(cfg.shared_mem_bytes as usize, launch.checks);
     let base = enter_block(block_idx, cfg.block, cfg.grid, &mem);
     IN_KERNEL.with(|k| k.set(true));
     let result = match stacks {
-        Stacks::Fibers(pool) => fibers::run_block(cfg.block, thread_body, pool, &mem),
+        Stacks::Fibers(pool) => fibers::run_blocks(cfg.block, thread_body, pool, &[&mem]).map_err(|(_, f)| f),
         Stacks::Plain(stack, _) => plain_on_stack(stack, cfg.block, base, thread_body),
     };
     IN_KERNEL.with(|k| k.set(false));
     leave_block();
     let epoch = mem.epoch.get();
     drop(mem);
+    result.map_err(|failure| block_failure(launch, block_idx, epoch, failure))
+}
+
+/// Runs the blocks of cluster `cluster_idx` (in the grid of clusters) together: their threads
+/// are fibers of one scheduler, which completes cluster barriers across them, and every
+/// block's shared memory lives until the last thread of the cluster has returned.
+fn run_cluster<F: Fn() + Sync>(
+    launch: &Launch,
+    cluster_idx: Dim3,
+    thread_body: &F,
+    stacks: &mut Stacks,
+) -> Result<(), Error> {
+    let (cfg, dims) = (&launch.cfg, launch.cluster);
+    let Stacks::Fibers(pool) = stacks else {
+        return Err(Error::KernelPanic {
+            kernel: launch.name,
+            message: "a cluster kernel ran without fibers (the executor's own error)".into(),
+            location: None,
+        });
+    };
+    let ranks = dims.volume() as u32;
+    let mems: Vec<BlockMem> = (0..ranks).map(|_| BlockMem::new(cfg.shared_mem_bytes as usize, launch.checks)).collect();
+    let origin = Dim3::new(cluster_idx.x * dims.x, cluster_idx.y * dims.y, cluster_idx.z * dims.z);
+    let block_of = |rank: u32| {
+        let p = unlinear(rank as u64, dims);
+        Dim3::new(origin.x + p.x, origin.y + p.y, origin.z + p.z)
+    };
+    let mut run = ClusterRun {
+        dims,
+        idx: cluster_idx,
+        grid: Dim3::new(cfg.grid.x / dims.x, cfg.grid.y / dims.y, cfg.grid.z / dims.z),
+        blocks: Vec::with_capacity(ranks as usize),
+    };
+    for (rank, mem) in mems.iter().enumerate() {
+        mem.rank.set(rank as u32);
+        let idx = block_of(rank as u32);
+        let base = enter_block(idx, cfg.block, cfg.grid, mem);
+        run.blocks.push((idx, base, mem as *const BlockMem));
+    }
+    // Rank 0 runs first; the scheduler switches blocks as their fibers take turns.
+    enter_block(block_of(0), cfg.block, cfg.grid, &mems[0]);
+    enter_cluster(&run);
+    IN_KERNEL.with(|k| k.set(true));
+    let refs: Vec<&BlockMem> = mems.iter().collect();
+    let result = fibers::run_blocks(cfg.block, thread_body, pool, &refs);
+    IN_KERNEL.with(|k| k.set(false));
+    leave_block();
+    let epochs: Vec<u32> = mems.iter().map(|m| m.epoch.get()).collect();
+    drop(refs);
+    drop(mems);
+    result.map_err(|(rank, failure)| block_failure(launch, block_of(rank as u32), epochs[rank], failure))
+}
+
+/// The launch's error for `failure` of the block `block_idx` (barrier epoch `epoch`).
+fn block_failure(launch: &Launch, block_idx: Dim3, epoch: u32, failure: fibers::Failure) -> Error {
+    let (kernel, cfg) = (launch.name, &launch.cfg);
     let in_block = |report: String| {
         let b = block_idx;
         format!("in block ({},{},{}), {report}", b.x, b.y, b.z)
     };
-    result.map_err(|failure| match failure {
+    match failure {
         fibers::Failure::Panic(payload) => match payload.downcast::<checks::CheckFailure>() {
             Ok(failed) => Error::CpuCheck { kernel, check: failed.check, report: in_block(failed.report) },
             Err(payload) => Error::KernelPanic {
@@ -423,7 +514,7 @@ fn run_block<F: Fn() + Sync>(
             };
             Error::CpuCheck { kernel, check, report: in_block(report) }
         }
-    })
+    }
 }
 
 /// `, spinning at <frames of the kernel>` from the backtrace the stall handler took, or nothing:

@@ -53,3 +53,39 @@ pub fn swizzle<T: Copy + Default>(packed: &[T], elem: usize, span: usize) -> Vec
     }
     tile
 }
+
+/// The output of `cluster_dsmem` over `blocks` blocks (clusters of `CLUSTER`), row by row: the
+/// cluster registers, then what each thread read from the next rank's `mine`, then what the
+/// previous rank wrote into its `inbox`.
+pub fn cluster_dsmem_rows(blocks: usize) -> Vec<u32> {
+    use crate::kernels::{CLUSTER, CLUSTER_THREADS as N};
+    let mut out = Vec::new();
+    for b in 0..blocks {
+        let (c, r) = (b / CLUSTER, b % CLUSTER);
+        out.extend([r, CLUSTER, c, r, CLUSTER, blocks / CLUSTER].map(|v| v as u32));
+        let (next, prev) = (c * CLUSTER + (r + 1) % CLUSTER, c * CLUSTER + (r + CLUSTER - 1) % CLUSTER);
+        out.extend((0..N).map(|t| (next * 1000 + t) as u32));
+        out.extend((0..N).map(|t| (prev * 1000 + t + 7) as u32));
+    }
+    out
+}
+
+/// What `cluster_early_exit` leaves in an output filled with `untouched`: rows of rank 1, and
+/// the columns of warp 1, keep it; warp 0 of the other ranks read the next live rank's `mine`
+/// and received the previous one's value.
+pub fn cluster_early_exit_rows(blocks: usize, untouched: u32) -> Vec<u32> {
+    use crate::kernels::{CLUSTER, CLUSTER_THREADS as N};
+    let mut out = vec![untouched; blocks * 2 * N];
+    for b in 0..blocks {
+        let (c, r) = (b / CLUSTER, b % CLUSTER);
+        if r == 1 {
+            continue;
+        }
+        let (next, prev) = ([2, 0, 3, 0][r], [3, 0, 0, 2][r]);
+        for t in 0..32 {
+            out[b * 2 * N + t] = ((c * CLUSTER + next) * 1000 + t) as u32;
+            out[b * 2 * N + N + t] = ((c * CLUSTER + prev) * 1000 + t + 7) as u32;
+        }
+    }
+    out
+}

@@ -245,9 +245,9 @@ pub fn cluster_dsmem(mut out: DisjointRows<u32>) {
 
 /// Blocks and threads that leave early: rank 1 returns at once and warp 1 of every other block
 /// too, so the others' cluster barriers are never matched by theirs. The live threads (warp 0
-/// of ranks 0, 2, 3) read the `mine` of the next live rank and write into its `inbox`, write
-/// into rank 1's `inbox` as well (rank 1 must still be there: its memory may not be freed while
-/// another block reaches it), then read their own `inbox`. Row of block `b`: column `t` the
+/// of ranks 0, 2, 3) read the `mine` of the next live rank and write into its `inbox`, rank 0
+/// writes into rank 1's `inbox` as well (rank 1 must still be there: its memory may not be freed
+/// while another block reaches it), then they read their own `inbox`. Row of block `b`: column `t` the
 /// value read, column `64 + t` the value received; the rest stays as the host filled it.
 #[kernel(block(64), cluster(4))]
 pub fn cluster_early_exit(mut out: DisjointRows<u32>) {
@@ -264,11 +264,33 @@ pub fn cluster_early_exit(mut out: DisjointRows<u32>) {
     let next = [2, 0, 3, 0][rank as usize];
     let read = cluster::map_shared(mine, next, started).get(t);
     cluster::map_shared(inbox, next, started).set(t, b * 1000 + t as u32 + 7);
-    cluster::map_shared(inbox, 1, started).set(t, b);
+    if rank == 0 {
+        cluster::map_shared(inbox, 1, started).set(t, b);
+    }
     cluster::sync();
     let got = inbox.get(t);
     for (c, y) in out.iter_mut() {
         *y = if c < CLUSTER_THREADS { read } else { got };
+    }
+}
+
+/// A data race across blocks: rank 0 writes into rank 1's `inbox` after a cluster barrier, and
+/// rank 1 reads it with no second barrier between (`fixed` = 1 puts one there).
+#[kernel(block(64), cluster(2))]
+pub fn cluster_race(fixed: u32, mut out: DisjointSlice<u32>) {
+    let inbox = shared_array!(u32, CLUSTER_THREADS);
+    let t = thread::thread_idx().x as usize;
+    inbox.set(t, 0);
+    let started = cluster::sync();
+    if cluster::ctarank() == 0 {
+        cluster::map_shared(inbox, 1, started).set(t, 100 + t as u32);
+    }
+    if fixed == 1 {
+        cluster::sync();
+    }
+    let got = inbox.get(t);
+    if let Some(o) = out.get_mut(thread::index()) {
+        *o = got;
     }
 }
 

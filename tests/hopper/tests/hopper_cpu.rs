@@ -74,14 +74,48 @@ fn a_block_is_a_cluster_of_one() {
     }
 }
 
+/// Clusters of 4 on the CPU executor: the blocks of a cluster run together, read and write
+/// each other's shared memory after cluster barriers, and see the cluster registers the GPU
+/// gives them (the GPU test checks the same rows).
 #[test]
-fn cluster_kernels_are_refused_on_the_cpu() {
-    let mut out = vec![0u32; 8 * 140];
-    let e = kernels::cpu_cluster_dsmem(8, 64, oxide_rt::Slice2d::new(&mut out[..], 140)).unwrap_err().to_string();
-    assert!(
-        e.contains("`#[kernel(cluster(4, 1, 1))]`") && e.contains("does not run the blocks of a thread-block cluster"),
-        "{e}"
-    );
+fn distributed_shared_memory_of_clusters() {
+    use hopper_ops::kernels::{CLUSTER_THREADS as N, REGS};
+    oxide_rt::host::set_cpu_checks(true);
+    let (blocks, cols) = (24, REGS + 2 * N);
+    let mut out = vec![0u32; blocks * cols];
+    kernels::cpu_cluster_dsmem(blocks as u32, N as u32, oxide_rt::Slice2d::new(&mut out[..], cols)).unwrap();
+    assert_eq!(out, hopper_ops::check::cluster_dsmem_rows(blocks));
+    // A grid that is not a whole number of clusters is refused, as on the GPU.
+    let e = kernels::cpu_cluster_dsmem(6, N as u32, oxide_rt::Slice2d::new(&mut out[..], cols)).unwrap_err();
+    assert!(e.to_string().contains("not a whole number of clusters"), "{e}");
+}
+
+/// A block that returns at once and warps that return early: the others' cluster barriers
+/// complete without them, and the early block's memory is still there for their writes.
+#[test]
+fn cluster_blocks_that_return_early() {
+    use hopper_ops::kernels::CLUSTER_THREADS as N;
+    oxide_rt::host::set_cpu_checks(true);
+    let blocks = 16;
+    let mut out = vec![7u32; blocks * 2 * N];
+    kernels::cpu_cluster_early_exit(blocks as u32, N as u32, oxide_rt::Slice2d::new(&mut out[..], 2 * N)).unwrap();
+    assert_eq!(out, hopper_ops::check::cluster_early_exit_rows(blocks, 7));
+}
+
+/// A write into another block's shared memory and that block's read of it with no cluster
+/// barrier between are a race the checks report with both threads and lines; with the barrier
+/// the read gets the value.
+#[test]
+fn a_race_on_distributed_shared_memory_is_reported() {
+    oxide_rt::host::set_cpu_checks(true);
+    let mut out = vec![0u32; 128];
+    let e = kernels::cpu_cluster_race(2, 64, 0, &mut out).unwrap_err().to_string();
+    assert!(e.contains("hazard") && e.contains("(distributed shared memory)"), "{e}");
+    assert!(e.contains("of cluster rank 0") && e.contains("of cluster rank 1"), "{e}");
+    assert!(e.contains("with no cluster barrier between them"), "{e}");
+    kernels::cpu_cluster_race(2, 64, 1, &mut out).unwrap();
+    let want: Vec<u32> = (0..128).map(|i| if i < 64 { 0 } else { 100 + (i - 64) as u32 }).collect();
+    assert_eq!(out, want);
 }
 
 /// `elect_sync` picks lane 0 of each full warp; the `asm!` helpers fall back to the device API

@@ -328,18 +328,7 @@ fn cluster_distributed_shared_memory() {
     let mut dout = s.alloc_zeros::<u32>(blocks * cols).unwrap();
     kernels::launch_cluster_dsmem(s, blocks as u32, N as u32, Slice2d::new(&mut dout, cols)).unwrap();
     synchronize(s).unwrap();
-    let out = s.clone_dtoh(&dout).unwrap();
-    for b in 0..blocks {
-        let (c, r) = (b / CLUSTER, b % CLUSTER);
-        let row = &out[b * cols..(b + 1) * cols];
-        let regs = [r, CLUSTER, c, r, CLUSTER, blocks / CLUSTER].map(|v| v as u32);
-        assert_eq!(row[..REGS], regs, "block {b}");
-        let (next, prev) = (c * CLUSTER + (r + 1) % CLUSTER, c * CLUSTER + (r + CLUSTER - 1) % CLUSTER);
-        for t in 0..N {
-            assert_eq!(row[REGS + t], (next * 1000 + t) as u32, "block {b} read of rank {}", (r + 1) % CLUSTER);
-            assert_eq!(row[REGS + N + t], (prev * 1000 + t + 7) as u32, "block {b} inbox");
-        }
-    }
+    assert_eq!(s.clone_dtoh(&dout).unwrap(), hopper_ops::check::cluster_dsmem_rows(blocks));
     // A grid that is not a whole number of clusters is refused before launching.
     let e = kernels::launch_cluster_dsmem(s, 6, N as u32, Slice2d::new(&mut dout, cols)).unwrap_err();
     assert!(e.to_string().contains("not a whole number of clusters"), "{e}");
@@ -361,20 +350,8 @@ fn cluster_blocks_that_return_early() {
         let mut dout = s.clone_htod(&vec![UNTOUCHED; blocks * cols]).unwrap();
         kernels::launch_cluster_early_exit(s, blocks as u32, N as u32, Slice2d::new(&mut dout, cols)).unwrap();
         synchronize(s).unwrap();
-        let out = s.clone_dtoh(&dout).unwrap();
-        for b in 0..blocks {
-            let (c, r) = (b / CLUSTER, b % CLUSTER);
-            let row = &out[b * cols..(b + 1) * cols];
-            for t in 0..N {
-                let (read, got) = if r == 1 || t >= 32 {
-                    (UNTOUCHED, UNTOUCHED)
-                } else {
-                    let (next, prev) = ([2, 0, 3, 0][r], [3, 0, 0, 2][r]);
-                    (((c * CLUSTER + next) * 1000 + t) as u32, ((c * CLUSTER + prev) * 1000 + t + 7) as u32)
-                };
-                assert_eq!((row[t], row[N + t]), (read, got), "round {round} block {b} thread {t}");
-            }
-        }
+        let want = hopper_ops::check::cluster_early_exit_rows(blocks, UNTOUCHED);
+        assert_eq!(s.clone_dtoh(&dout).unwrap(), want, "round {round}");
     }
 }
 
@@ -448,4 +425,18 @@ fn tma_pipeline_with_full_and_empty_barriers() {
     for o in s.clone_dtoh(&aligned).unwrap() {
         assert!(o[0] == 0 && (4096 - 16) / 4 <= o[1], "{o:?}");
     }
+}
+
+/// `cluster_race` with its second cluster barrier: rank 1 reads what rank 0 wrote into its
+/// shared memory, as on the CPU executor (which reports the race without the barrier).
+#[test]
+fn a_write_into_another_blocks_memory_is_read_after_a_cluster_barrier() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let mut dout = s.alloc_zeros::<u32>(128).unwrap();
+    kernels::launch_cluster_race(s, 2, 64, 1, &mut dout).unwrap();
+    synchronize(s).unwrap();
+    let mut cpu = vec![0u32; 128];
+    kernels::cpu_cluster_race(2, 64, 1, &mut cpu).unwrap();
+    assert_eq!(s.clone_dtoh(&dout).unwrap(), cpu);
 }

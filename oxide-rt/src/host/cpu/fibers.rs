@@ -22,7 +22,7 @@
 
 use super::guard;
 pub(super) use crate::device::cpu::Yielder;
-use crate::device::cpu::{set_thread, shfl_source, BlockAborted, BlockMem, Fiber, Op, WarpOp};
+use crate::device::cpu::{set_thread, shfl_source, switch_block, BlockAborted, BlockMem, Fiber, Op, WarpOp};
 use crate::host::CpuCheck;
 use crate::Dim3;
 use corosensei::stack::{DefaultStack, Stack, StackPointer};
@@ -183,15 +183,16 @@ pub(super) enum Failure {
     Trapped { thread: usize, stalled: bool },
 }
 
-/// Runs all `block` threads of one block as fibers. The caller has published the block with
-/// `enter_block` and installed the panic hook.
-pub(super) fn run_block<F: Fn() + Sync>(
+/// Runs all `block` threads of each block of `mems` as fibers of one scheduler: one block, or
+/// the blocks of a cluster by rank. The caller has published the block (`enter_block`) or the
+/// cluster (`enter_cluster`) and installed the panic hook. A failure names the block's rank.
+pub(super) fn run_blocks<F: Fn() + Sync>(
     block: Dim3,
     body: &F,
     pool: &mut StackPool,
-    mem: &BlockMem,
-) -> Result<(), Failure> {
-    let n = block.volume() as usize;
+    mems: &[&BlockMem],
+) -> Result<(), (usize, Failure)> {
+    let n = block.volume() as usize * mems.len();
     let fibers: Vec<Fiber> = (0..n).map(|_| Fiber::new()).collect();
     let mut cos: Vec<Option<Fib>> = Vec::with_capacity(n);
     let mut guarded = Vec::with_capacity(n);
@@ -216,10 +217,11 @@ pub(super) fn run_block<F: Fn() + Sync>(
         guarded.push(guard::Guarded::new(co.trap_handler(), guard_page));
         cos.push(Some(co));
     }
-    let mut run = Run { block, fibers: &fibers, cos: &mut cos, pool };
+    let mut run = Run { block, fibers: &fibers, cos: &mut cos, pool, blocks: mems.len(), current: 0 };
+    let mut failure = failure.map(|f| (0, f));
     guard::armed(&guarded, || {
         if failure.is_none() {
-            failure = schedule(&mut run, mem).err();
+            failure = schedule(&mut run, mems).err();
         }
         finish(&mut run);
     });
@@ -229,27 +231,35 @@ pub(super) fn run_block<F: Fn() + Sync>(
     }
 }
 
-/// The fibers of one block and what running them needs.
+/// The fibers of the blocks run together (block by block, in rank order) and what running them
+/// needs.
 struct Run<'a, 'f> {
     block: Dim3,
     fibers: &'f [Fiber],
     cos: &'a mut [Option<Fib>],
     pool: &'a mut StackPool,
+    /// How many blocks, and the rank of the block published as the running one.
+    blocks: usize,
+    current: usize,
 }
 
-fn schedule(run: &mut Run, mem: &BlockMem) -> Result<(), Failure> {
+fn schedule(run: &mut Run, mems: &[&BlockMem]) -> Result<(), (usize, Failure)> {
     let (block, fibers) = (run.block, run.fibers);
-    let n = fibers.len();
+    let per_block = block.volume() as usize;
     // Stack of ready threads; popped from the end, so thread 0 runs first.
-    let mut ready: Vec<usize> = (0..n).rev().collect();
-    let mut live = n;
+    let mut ready: Vec<usize> = (0..fibers.len()).rev().collect();
+    let mut live = fibers.len();
+    let mut cluster_phases = 0;
     loop {
         while let Some(i) = ready.pop() {
             if let Some(payload) = resume(run, i) {
-                return Err(match guard::trapped(payload.as_ref()) {
-                    Some(stalled) => Failure::Trapped { thread: i, stalled },
-                    None => Failure::Panic(payload),
-                });
+                return Err((
+                    i / per_block,
+                    match guard::trapped(payload.as_ref()) {
+                        Some(stalled) => Failure::Trapped { thread: i % per_block, stalled },
+                        None => Failure::Panic(payload),
+                    },
+                ));
             }
             if fibers[i].op.get() == Op::Done {
                 live -= 1;
@@ -258,9 +268,39 @@ fn schedule(run: &mut Run, mem: &BlockMem) -> Result<(), Failure> {
         if live == 0 {
             return Ok(());
         }
-        resolve(block, fibers, &mut ready, mem)?;
+        for (rank, mem) in mems.iter().enumerate() {
+            let first = rank * per_block;
+            resolve(block, &fibers[first..first + per_block], first, &mut ready, mem).map_err(|f| (rank, f))?;
+        }
+        resolve_cluster(fibers, &mut cluster_phases, &mut ready, mems);
         if ready.is_empty() {
-            return Err(Failure::Message(deadlock(block, fibers)));
+            return Err((0, Failure::Message(deadlock(block, fibers))));
+        }
+    }
+}
+
+/// Completes the cluster barrier phases every thread that has not returned has arrived at,
+/// and releases the threads waiting for them. Threads that returned do not take part (PTX:
+/// "non-exited threads"), so a block may leave before a barrier the others take. A completed
+/// phase orders what came before it in every block, as a block barrier does.
+fn resolve_cluster(fibers: &[Fiber], done: &mut u32, ready: &mut Vec<usize>, mems: &[&BlockMem]) {
+    let live = fibers.iter().filter(|f| f.op.get() != Op::Done);
+    let Some(arrived) = live.map(|f| f.cluster_arrivals.get()).min() else { return };
+    if arrived > *done {
+        let phases = arrived - *done;
+        *done = arrived;
+        for mem in mems {
+            mem.epoch.set(mem.epoch.get().wrapping_add(phases));
+            mem.cluster_epoch.set(mem.cluster_epoch.get().wrapping_add(phases));
+        }
+    }
+    for (i, f) in fibers.iter().enumerate().rev() {
+        if let Op::ClusterWait { phase, .. } = f.op.get() {
+            if phase < *done {
+                f.result.set((0, 0));
+                f.op.set(Op::Running);
+                ready.push(i);
+            }
         }
     }
 }
@@ -271,7 +311,17 @@ fn resume(run: &mut Run, i: usize) -> Option<Payload> {
     let co = run.cos[i].as_mut()?;
     let fiber = &run.fibers[i];
     fiber.op.set(Op::Running);
-    set_thread(super::unlinear(i as u64, run.block), i as u32, fiber);
+    let mut t = i;
+    if run.blocks > 1 {
+        let per_block = run.block.volume() as usize;
+        let rank = i / per_block;
+        t = i % per_block;
+        if rank != run.current {
+            switch_block(rank);
+            run.current = rank;
+        }
+    }
+    set_thread(super::unlinear(t as u64, run.block), t as u32, fiber);
     match co.resume(()) {
         CoroutineResult::Yield(()) => None,
         CoroutineResult::Return(result) => {
@@ -309,13 +359,14 @@ fn finish(run: &mut Run) {
     }
 }
 
-/// Completes every collective that can complete; pushes the released threads onto `ready`.
-fn resolve(block: Dim3, fibers: &[Fiber], ready: &mut Vec<usize>, mem: &BlockMem) -> Result<(), Failure> {
+/// Completes every collective of one block (its threads are `fibers`, the scheduler's threads
+/// `first..`) that can complete; pushes the released threads onto `ready`.
+fn resolve(block: Dim3, fibers: &[Fiber], first: usize, ready: &mut Vec<usize>, mem: &BlockMem) -> Result<(), Failure> {
     let n = fibers.len();
     let release = |i: usize, value: u32, aux: u32, ready: &mut Vec<usize>| {
         fibers[i].result.set((value, aux));
         fibers[i].op.set(Op::Running);
-        ready.push(i);
+        ready.push(first + i);
     };
     // Waits on mbarriers whose phase another thread has completed.
     for i in (0..n).rev() {
@@ -501,17 +552,21 @@ fn deadlock(block: Dim3, fibers: &[Fiber]) -> String {
             None => groups.push((what, 1, i)),
         }
     }
+    let per_block = block.volume() as usize;
+    let clustered = fibers.len() > per_block;
     let waits: Vec<String> = groups
         .iter()
         .map(|(what, count, first)| {
-            let t = super::unlinear(*first as u64, block);
+            let (rank, i) = (first / per_block, first % per_block);
+            let t = super::unlinear(i as u64, block);
+            let of = if clustered { format!(" of cluster rank {rank}") } else { String::new() };
             format!(
-                "{count} thread(s) wait at {what}, the first ({},{},{}) (warp {}, lane {})",
+                "{count} thread(s) wait at {what}, the first ({},{},{}) (warp {}, lane {}){of}",
                 t.x,
                 t.y,
                 t.z,
-                first / 32,
-                first % 32
+                i / 32,
+                i % 32
             )
         })
         .collect();
