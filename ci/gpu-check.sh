@@ -51,6 +51,14 @@ done
 echo; echo "=== compute-sanitizer --tool memcheck test-run guarded_loads fixed_block"
 "$SAN" --tool memcheck --error-exitcode 9 "$BIN/test-run" --test-threads=1 guarded_loads fixed_block > "$OUT/san-memcheck-guarded.log" 2>&1
 rc=$?; tail -n 3 "$OUT/san-memcheck-guarded.log"; [ $rc = 0 ] || { echo "=== FAILED: sanitizer memcheck guarded loads (rc $rc)"; status=1; }
+# Cluster kernels (blocks that return early included): no access to a block that has exited
+# (memcheck), and the entry/exit barriers the launch adds are used as the hardware requires
+# (synccheck).
+for tool in memcheck synccheck; do
+  echo; echo "=== compute-sanitizer --tool $tool test-hopper_gpu cluster"
+  "$SAN" --tool "$tool" --error-exitcode 9 "$BIN/test-hopper_gpu" --test-threads=1 cluster > "$OUT/san-$tool-cluster.log" 2>&1
+  rc=$?; tail -n 3 "$OUT/san-$tool-cluster.log"; [ $rc = 0 ] || { echo "=== FAILED: sanitizer $tool cluster (rc $rc)"; status=1; }
+done
 # Panicking kernels: the record's claim must be an atomic memcheck accepts on mapped host
 # memory (a system-scope one is refused there, and the panic then went unreported).
 for t in gpu_panic gpu_panic-release; do
