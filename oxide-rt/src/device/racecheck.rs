@@ -259,32 +259,26 @@ fn report(
     let now_verb = if access.writes() { "writes" } else { "reads" };
     let byte = word * WORD + (earlier.bytes & now.bytes).trailing_zeros() as usize;
     let ranks = earlier.block != 0 || now.block != 0;
-    let report = if earlier.block != now.block {
-        format!(
-            "{kind} hazard on byte {byte} of {what} (distributed shared memory): {} {verb} it{} at {}, then {} \
-             {now_verb} it{} at {}, with no cluster barrier between them (cluster barrier epoch {})",
-            thread(block, earlier, ranks),
-            how(earlier.atomic),
-            site(earlier),
-            thread(block, now, ranks),
-            how(now.atomic),
-            site(now),
-            now.cluster_epoch,
-        )
-    } else {
-        format!(
-            "{kind} hazard on byte {byte} of {what}: {} {verb} it{} at {}, then {} {now_verb} it{} at {}, with no \
-             sync_threads between them (barrier epoch {}){}",
-            thread(block, earlier, ranks),
-            how(earlier.atomic),
-            site(earlier),
-            thread(block, now, ranks),
-            how(now.atomic),
-            site(now),
-            now.epoch,
-            if earlier.thread / 32 == now.thread / 32 { " nor a sync_warp of their warp" } else { "" },
-        )
+    // Two blocks of a cluster (through `map_shared`) are ordered only by a cluster barrier.
+    let (memory, barrier) = match earlier.block != now.block {
+        true => (
+            " (distributed shared memory)",
+            format!("cluster barrier between them (cluster barrier epoch {})", now.cluster_epoch),
+        ),
+        false => ("", format!("sync_threads between them (barrier epoch {})", now.epoch)),
     };
+    let warp = earlier.block == now.block && earlier.thread / 32 == now.thread / 32;
+    let report = format!(
+        "{kind} hazard on byte {byte} of {what}{memory}: {} {verb} it{} at {}, then {} {now_verb} it{} at {}, with no \
+         {barrier}{}",
+        thread(block, earlier, ranks),
+        how(earlier.atomic),
+        site(earlier),
+        thread(block, now, ranks),
+        how(now.atomic),
+        site(now),
+        if warp { " nor a sync_warp of their warp" } else { "" },
+    );
     (CpuCheck::SharedRace, report)
 }
 
