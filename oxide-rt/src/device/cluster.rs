@@ -19,7 +19,8 @@
 //! # The rules
 //! 1. Every thread of every block of the cluster that has not returned from the kernel reaches
 //!    each [`sync`] (or [`arrive`] then [`wait`]): a cluster barrier waits for the threads
-//!    still running (PTX's "non-exited threads"), so a block may return early.
+//!    still running (PTX's "non-exited threads"), so a block may return early. A thread that
+//!    [`arrive`]s waits ([`wait`]) before it returns.
 //! 2. A write to another block's shared memory and an access to it by that block are ordered
 //!    only by a cluster barrier between them ([`sync`] is release/acquire); without one it is a
 //!    data race and the value read is unspecified, as in a block's own shared memory.
