@@ -227,8 +227,20 @@ fn duplicate_symbol(stderr: &str) -> Option<String> {
     })
 }
 
+/// The records `#[kernel]` exports beside each kernel, named `<prefix><kernel symbol>`: rustc may
+/// report one of them, not the kernel, as the symbol defined twice.
+const KERNEL_RECORDS: [&str; 6] = [
+    "__oxide_arg_layout_",
+    "__oxide_input_sizes_",
+    "__oxide_launch_bounds_",
+    "__oxide_block_",
+    "__oxide_cluster_",
+    "__oxide_grid_constant_",
+];
+
 fn duplicate_symbol_hint(symbol: &str) -> String {
     let record = symbol.strip_prefix("__oxide_layout_").and_then(|r| r.rsplit_once('_')).map(|(name, _)| name);
+    let symbol = KERNEL_RECORDS.iter().find_map(|p| symbol.strip_prefix(p)).unwrap_or(symbol);
     match record {
         Some(name) => format!(
             "\n  hint: two `#[derive(KernelArg)]` structs `{name}` with the same definition live in different modules of the \
@@ -276,6 +288,18 @@ mod tests {
     use super::*;
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    #[test]
+    fn a_kernel_defined_twice_is_named_whichever_of_its_symbols_rustc_reports() {
+        for symbol in ["fill", "__oxide_arg_layout_fill", "__oxide_input_sizes_fill", "__oxide_launch_bounds_fill"] {
+            let hint = duplicate_symbol_hint(symbol);
+            assert!(
+                hint.contains("#[kernel(name = \"fill_2\")]") && hint.contains("symbol `fill`"),
+                "{symbol}: {hint}"
+            );
+        }
+        assert!(duplicate_symbol_hint("__oxide_layout_Pair_bf7a3946").contains("structs `Pair`"));
+    }
 
     #[test]
     fn finds_paths_that_leave_the_kernels_module() {
