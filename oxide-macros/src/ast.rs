@@ -2,6 +2,7 @@
 //! and the attribute's options (`launch_bounds`, `block`, `dims`, `name`, `instantiate`).
 
 use proc_macro2::{Span, TokenStream};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Error, FnArg, Ident, ItemFn, Pat, Type};
@@ -136,7 +137,8 @@ impl<'a> Kernel<'a> {
         }
         let (export, export_span) = match attr.name {
             Some(lit) => (lit.value(), lit.span()),
-            None => (item.sig.ident.to_string(), item.sig.ident.span()),
+            // `r#type` exports `type`, as `#[no_mangle]` would.
+            None => (item.sig.ident.unraw().to_string(), item.sig.ident.span()),
         };
         Kernel {
             item,
@@ -184,7 +186,7 @@ impl<'a> Kernel<'a> {
                 let types = &inst.types;
                 Concrete {
                     export: format!("{}_{suffix}", self.export),
-                    launcher: Ident::new(&format!("{}_{suffix}", self.name), self.name.span()),
+                    launcher: Ident::new(&format!("{}_{suffix}", self.name.unraw()), self.name.span()),
                     turbofish: quote::quote!(::<#(#types),*>),
                     args,
                     span: inst.span,

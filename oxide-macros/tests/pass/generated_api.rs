@@ -76,6 +76,21 @@ mod kernels {
             *y = shadow;
         }
     }
+
+    /// A raw identifier: the symbol and the launchers drop the `r#`.
+    #[kernel(instantiate(u32))]
+    pub fn r#type<T: KernelArg + Copy>(v: T, mut y: DisjointSlice<T>) {
+        if let Some(y) = y.get_mut(thread::index_1d()) {
+            *y = v;
+        }
+    }
+
+    #[kernel]
+    pub fn r#loop(mut y: DisjointSlice<u32>) {
+        if let Some(y) = y.get_mut(thread::index_1d()) {
+            *y = 1;
+        }
+    }
 }
 
 use kernels::{Pair, Params};
@@ -98,6 +113,8 @@ fn main() {
     let _: fn(Dim3, Dim3, f64, &[f64], &mut [f64]) -> R = kernels::cpu_scale_f64;
 
     let _: fn(LaunchConfig, u32, &mut [u32]) -> R = kernels::cpu_shadow_with;
+    let _: fn(LaunchConfig, u32, &mut [u32]) -> R = kernels::cpu_type_u32_with;
+    let _: fn(&Arc<CudaStream>, Dim3, Dim3, &mut CudaSlice<u32>) -> R = kernels::launch_loop;
     let _: fn(&Arc<CudaStream>, LaunchConfig, &mut CudaSlice<u32>) -> R = kernels::launch_tiled_with;
     let _: fn(LaunchConfig, &mut [u32]) -> R = kernels::cpu_tiled_with;
 
