@@ -9,6 +9,12 @@
 //! metadata of `#pragma unroll`: LLVM unrolls it when its trip count is a known constant (and
 //! within the pragma's size limit) and then promotes the array to registers; any other loop is
 //! left as it was.
+//!
+//! Only an index that follows an induction variable of the loop (a header `phi` stepped by a
+//! constant, through arithmetic) becomes constant when the loop is unrolled. An index the data
+//! decides (an interpreter's stack pointer) does not: unrolling such a loop up to its bound
+//! (a `steps > 1000` exit) multiplied the code a thousandfold and left the array in local
+//! memory, so those loops are not marked.
 
 use super::{uses_value, Line};
 use std::collections::{HashMap, HashSet};
@@ -61,6 +67,7 @@ fn next_metadata_id(lines: &[Line]) -> usize {
 /// varying-index access to an `alloca`.
 fn latches_to_mark(body: &[Line]) -> Vec<usize> {
     let varying_at = varying_private_accesses(body);
+    let defs = definitions(body);
     if varying_at.is_empty() {
         return Vec::new();
     }
@@ -78,7 +85,14 @@ fn latches_to_mark(body: &[Line]) -> Vec<usize> {
         preds
     };
     let block_of = |line: usize| blocks.iter().position(|b| b.first <= line && line <= b.last);
-    let varying_blocks: HashSet<usize> = varying_at.iter().filter_map(|&l| block_of(l)).collect();
+    // Each varying access with the blocks of the induction variables its index follows.
+    let accesses: Vec<(usize, HashSet<usize>)> = varying_at
+        .iter()
+        .filter_map(|&l| {
+            let ivs = induction_variables_of(body, &defs, l).into_iter().filter_map(block_of).collect();
+            Some((block_of(l)?, ivs))
+        })
+        .collect();
     let mut latches = Vec::new();
     for (latch, header) in back_edges(&succs) {
         // The natural loop: the header plus every block reaching the latch without passing it.
@@ -96,10 +110,11 @@ fn latches_to_mark(body: &[Line]) -> Vec<usize> {
         }
         let branch = blocks[latch].last;
         let size: usize = body_blocks.iter().map(|&b| blocks[b].last - blocks[b].first).sum();
-        if size <= MAX_LOOP_LINES
-            && body_blocks.iter().any(|b| varying_blocks.contains(b))
-            && !body[branch].text.contains("!llvm.loop")
-        {
+        // An access in the loop whose index follows an induction variable of the loop (or of
+        // a loop nested in it, which is marked too).
+        let follows =
+            accesses.iter().any(|(b, ivs)| body_blocks.contains(b) && ivs.iter().any(|h| body_blocks.contains(h)));
+        if size <= MAX_LOOP_LINES && follows && !body[branch].text.contains("!llvm.loop") {
             latches.push(branch);
         }
     }
@@ -136,6 +151,64 @@ fn varying_private_accesses(body: &[Line]) -> Vec<usize> {
         }
     }
     varying_at
+}
+
+/// Each value's defining line (within one function): `%name` -> (line, right-hand side).
+fn definitions(body: &[Line]) -> HashMap<&str, (usize, &str)> {
+    body.iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let (def, rhs) = l.text.trim_start().split_once(" = ")?;
+            def.starts_with('%').then_some((def, (i, rhs)))
+        })
+        .collect()
+}
+
+/// Operations an index may go through and still follow an induction variable.
+const ARITHMETIC: [&str; 12] =
+    ["add ", "sub ", "mul ", "shl ", "lshr ", "ashr ", "or ", "and ", "xor ", "zext ", "sext ", "trunc "];
+
+/// The lines of the induction variables (header `phi`s stepped by a constant) that the pointer
+/// computed at line `at` follows: through its varying operands and arithmetic, never through a
+/// load, a call or another `phi` (values the data decides).
+fn induction_variables_of(body: &[Line], defs: &HashMap<&str, (usize, &str)>, at: usize) -> Vec<usize> {
+    let Some((def, rhs)) = body[at].text.trim_start().split_once(" = ") else { return Vec::new() };
+    let mut ivs = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    // A pointer `phi` is its own candidate; a `getelementptr` starts from its indices.
+    let mut work: Vec<&str> = if rhs.starts_with("phi ") { vec![def] } else { operands(rhs).collect() };
+    while let Some(v) = work.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        let Some(&(line, rhs)) = defs.get(v) else { continue };
+        if rhs.starts_with("phi ") {
+            if stepped_by_constant(v, rhs, defs) {
+                ivs.push(line);
+            }
+        } else if ARITHMETIC.iter().any(|op| rhs.starts_with(op)) {
+            work.extend(operands(rhs));
+        }
+    }
+    ivs
+}
+
+/// Whether `phi` (named `name`) takes, on some incoming edge, itself plus a constant: an
+/// `add`/`sub`/`or` of it and a constant, or a `getelementptr` of it by constants.
+fn stepped_by_constant(name: &str, phi: &str, defs: &HashMap<&str, (usize, &str)>) -> bool {
+    let incoming = phi.split('[').skip(1).filter_map(|edge| edge.split(',').next()).map(str::trim);
+    incoming.filter_map(|v| defs.get(v)).any(|&(_, rhs)| {
+        let ops: Vec<&str> = operands(rhs).collect();
+        let step = ["add ", "sub ", "or "].iter().any(|op| rhs.starts_with(op)) || rhs.starts_with("getelementptr ");
+        step && ops == [name]
+    })
+}
+
+/// The `%` values a right-hand side uses (its operands that are values, not constants).
+fn operands(rhs: &str) -> impl Iterator<Item = &str> {
+    rhs.split([' ', ',', '[', ']', '(', ')'])
+        .filter(|t| t.starts_with('%') && t.len() > 1)
+        .map(|t| t.trim_end_matches(|c: char| c == ',' || c == ']'))
 }
 
 /// A basic block: its label (`""` for an unlabelled entry), line range and successor labels.
@@ -245,6 +318,30 @@ mod tests {
         let p = run(ir);
         assert!(p.ir.contains("br i1 %c, label %head, label %done, !llvm.loop !0\n"), "{}", p.ir);
         assert!(!p.ir.contains("br label %latch, !llvm.loop"), "{}", p.ir);
+    }
+
+    #[test]
+    fn an_index_the_data_decides_does_not_mark_its_loop() {
+        // A stack pointer that goes up or down with each opcode read: unrolling the loop up to
+        // its step limit would never make it constant. The pointer walk over the same array in
+        // the second loop (a pointer `phi` stepped by 4 bytes) is marked.
+        let ir = "define ptx_kernel void @k(ptr %prog) {\n\
+            start:\n  %stack = alloca [32 x i8], align 4\n  br label %head\n\
+            head:\n  %sp = phi i64 [ 0, %start ], [ %sp.next, %latch ]\n  %steps = phi i32 [ 0, %start ], [ %s1, %latch ]\n  \
+            %op = load i8, ptr %prog, align 1\n  %push = icmp eq i8 %op, 0\n  %up = add i64 %sp, 1\n  %down = add i64 %sp, -1\n  \
+            %sp.next = select i1 %push, i64 %up, i64 %down\n  %slot = shl i64 %sp, 2\n  \
+            %p = getelementptr inbounds i8, ptr %stack, i64 %slot\n  store i32 1, ptr %p, align 4\n  br label %latch\n\
+            latch:\n  %s1 = add i32 %steps, 1\n  %c = icmp ult i32 %s1, 1000\n  br i1 %c, label %head, label %walk\n\
+            walk:\n  %q = phi ptr [ %stack, %latch ], [ %q.next, %walk ]\n  store i32 0, ptr %q, align 4\n  \
+            %q.next = getelementptr inbounds i8, ptr %q, i64 4\n  %d = icmp ne ptr %q.next, %prog\n  br i1 %d, label %walk, label %done\n\
+            done:\n  ret void\n}\n";
+        let p = run(ir);
+        assert!(
+            p.ir.contains("br i1 %c, label %head, label %walk\n"),
+            "the interpreter loop stays as it is:\n{}",
+            p.ir
+        );
+        assert!(p.ir.contains("br i1 %d, label %walk, label %done, !llvm.loop !0\n"), "{}", p.ir);
     }
 
     #[test]
