@@ -154,6 +154,7 @@ fn compile_error(stderr: &str, command: &str, tc: &Toolchain, opts: &Options<'_>
     let hint = outside_path(stderr, opts.kernels_file)
         .map(|path| crate_path_hint(&path, opts))
         .or_else(|| duplicate_symbol(stderr).map(|s| duplicate_symbol_hint(&s)))
+        .or_else(|| std_float_method_hint(stderr))
         .unwrap_or_default();
     Error::new(
         ErrorKind::KernelCompile,
@@ -215,6 +216,56 @@ fn crate_path_hint(path: &str, opts: &Options<'_>) -> String {
          (or into a `no_std` crate added with `.device_dependency(..)`).\n",
         opts.kernels_file.display()
     )
+}
+
+/// `f32`/`f64` methods of `std` (absent from `core`, which is all the GPU build has) and the
+/// name of the same operation in oxide's `Float` trait.
+const STD_FLOAT_METHODS: [(&str, &str); 27] = [
+    ("powf", "pow"),
+    ("mul_add", "fma"),
+    ("exp_m1", "expm1"),
+    ("ln", "log"),
+    ("ln_1p", "log1p"),
+    ("powi", "powi"),
+    ("sqrt", "sqrt"),
+    ("cbrt", "cbrt"),
+    ("exp", "exp"),
+    ("exp2", "exp2"),
+    ("log2", "log2"),
+    ("log10", "log10"),
+    ("sin", "sin"),
+    ("cos", "cos"),
+    ("tan", "tan"),
+    ("asin", "asin"),
+    ("acos", "acos"),
+    ("atan", "atan"),
+    ("atan2", "atan2"),
+    ("sinh", "sinh"),
+    ("cosh", "cosh"),
+    ("tanh", "tanh"),
+    ("hypot", "hypot"),
+    ("floor", "floor"),
+    ("ceil", "ceil"),
+    ("round", "round"),
+    ("trunc", "trunc"),
+];
+
+/// For rustc's "no method named `powf` found for type `f32`": the host build has `std`'s float
+/// methods, the GPU build only `core`; oxide's `Float` trait has the GPU's.
+fn std_float_method_hint(stderr: &str) -> Option<String> {
+    let (method, ty) = stderr.lines().find_map(|l| {
+        let rest = l.split_once("no method named `")?.1;
+        let (method, rest) = rest.split_once('`')?;
+        let ty = rest.strip_prefix(" found for type `")?.split('`').next()?;
+        matches!(ty, "f32" | "f64").then_some((method, ty))
+    })?;
+    let (_, ours) = STD_FLOAT_METHODS.iter().find(|(std, _)| *std == method)?;
+    Some(format!(
+        "\n  hint: `{ty}::{method}` comes from `std`, which the kernels do not have on the GPU (only `core`, so the host \
+         build accepts what the device build rejects). oxide's `Float` trait gives `f32` and `f64` the GPU's math as \
+         methods: write `x.{ours}(..)` with `Float` in scope (`use oxide_rt::device::*;` or \
+         `use oxide_rt::device::math::Float;`).\n"
+    ))
 }
 
 /// The symbol of rustc's "symbol `x` is already defined" (two exported items of one name in
@@ -288,6 +339,17 @@ mod tests {
     use super::*;
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    #[test]
+    fn a_std_float_method_is_told_its_float_name() {
+        let stderr = "error[E0599]: no method named `powf` found for type `f32` in the current scope\n --> k.rs:3:9\n";
+        let hint = std_float_method_hint(stderr).unwrap_or_default();
+        assert!(hint.contains("`f32::powf` comes from `std`") && hint.contains("`x.pow(..)`"), "{hint}");
+        let fma = std_float_method_hint(&stderr.replace("powf", "mul_add").replace("f32", "f64")).unwrap_or_default();
+        assert!(fma.contains("`f64::mul_add`") && fma.contains("`x.fma(..)`"), "{fma}");
+        assert!(std_float_method_hint(&stderr.replace("`f32`", "`u32`")).is_none());
+        assert!(std_float_method_hint(&stderr.replace("powf", "frobnicate")).is_none());
+    }
 
     #[test]
     fn a_kernel_defined_twice_is_named_whichever_of_its_symbols_rustc_reports() {

@@ -81,6 +81,19 @@ fn two_kernels_of_one_name_in_different_modules_are_told_to_rename_one() {
 }
 
 #[test]
+fn a_std_only_float_method_gets_the_float_trait_hint() {
+    let (_, b) = crate_with(
+        "std_float_method",
+        "use oxide_rt::device::*;\n#[kernel]\npub fn pow(x: &[f32], mut y: DisjointSlice<f32>) {\n    let i = thread::index();\n    if let Some(o) = y.get_mut(i) { *o = x[i.get()].powf(2.5); }\n}\n",
+    );
+    let err = b.try_compile().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::KernelCompile, "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("no method named `powf`"), "rustc's own error:\n{msg}");
+    assert!(msg.contains("`f32::powf` comes from `std`") && msg.contains("`x.pow(..)`"), "{msg}");
+}
+
+#[test]
 fn an_llc_abort_is_a_short_error_naming_the_module_and_llvms_message() {
     // NVPTX has no f32 -> u128 conversion: llc aborts with "unsupported library call".
     let (_, b) = crate_with(
