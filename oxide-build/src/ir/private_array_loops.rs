@@ -208,7 +208,7 @@ fn stepped_by_constant(name: &str, phi: &str, defs: &HashMap<&str, (usize, &str)
 fn operands(rhs: &str) -> impl Iterator<Item = &str> {
     rhs.split([' ', ',', '[', ']', '(', ')'])
         .filter(|t| t.starts_with('%') && t.len() > 1)
-        .map(|t| t.trim_end_matches(|c: char| c == ',' || c == ']'))
+        .map(|t| t.trim_end_matches([',', ']']))
 }
 
 /// A basic block: its label (`""` for an unlabelled entry), line range and successor labels.
