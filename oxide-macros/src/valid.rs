@@ -293,9 +293,24 @@ fn check_arg(ty: &Type, kind: &ArgKind, err: &mut impl FnMut(At, String)) {
             }
             check_value_type(elem, err);
         }
+        (ArgKind::Value, Type::Path(p)) if has_lifetime(p) => err(at(&ty), format!(
+            "`{shown}` borrows (it has a lifetime), so it is not a value a kernel can take; `#[kernel]` knows its inputs \
+             and outputs by their names (`&[T]`, `Matrix<T>`, `TensorMap<T, D>`, `DisjointSlice<T>`, the other `Disjoint*` \
+             types), not through a type alias; hint: write the type itself in the signature"
+        )),
         (ArgKind::Value, _) => check_value_type(ty, err),
         _ => {}
     }
+}
+
+/// Whether the path's last segment has a lifetime argument (`Out<'_>`).
+fn has_lifetime(p: &syn::TypePath) -> bool {
+    p.path.segments.last().is_some_and(|s| match &s.arguments {
+        syn::PathArguments::AngleBracketed(ab) => {
+            ab.args.iter().any(|a| matches!(a, syn::GenericArgument::Lifetime(_)))
+        }
+        _ => false,
+    })
 }
 
 /// Types that cannot cross to the device by value: owning host containers, trait objects,
@@ -328,7 +343,7 @@ pub fn check_value_type(ty: &Type, err: &mut impl FnMut(At, String)) {
                         "`{shown}` owns host memory and cannot be a kernel argument; hint: copy it to the GPU and pass `&[T]`"
                     ));
                 } else if name == "bool" && p.path.segments.len() == 1 {
-                    err(at(&ty), "`bool` is not a kernel argument type (a byte other than 0 or 1 would be undefined behaviour on the device); hint: pass a `u32` that is 0 or 1".into());
+                    err(at(&ty), "`bool` is not a kernel argument type (a byte other than 0 or 1 would be undefined behaviour on the device); hint: use `u32` or `u8` holding 0 or 1".into());
                 } else if name == "char" && p.path.segments.len() == 1 {
                     err(at(&ty), "`char` is not a kernel argument type (not every `u32` is a valid `char`); hint: pass a `u32` code point".into());
                 } else if (name == "u128" || name == "i128") && p.path.segments.len() == 1 {
