@@ -20,12 +20,23 @@ pub fn kernel_arg(input: &DeriveInput) -> TokenStream {
     let p = quote!(::oxide_rt::__private);
     let name = &input.ident;
     let errors = check(input);
+    // No padding when the fields' sizes add up to the struct's and none has padding itself.
+    let padding_free = match (&errors, &input.data) {
+        (Ok(()), Data::Struct(data)) => {
+            let tys: Vec<&syn::Type> = data.fields.iter().map(|f| &f.ty).collect();
+            quote! {
+                const PADDING_FREE: bool = ::core::mem::size_of::<Self>() == 0 #(+ ::core::mem::size_of::<#tys>())*
+                    #(&& <#tys as #p::KernelArg>::PADDING_FREE)*;
+            }
+        }
+        _ => TokenStream::new(),
+    };
     let impls = quote! {
         // `#[derive(KernelArg)]` accepted the struct: `#[repr(C)]`, no generics, every field a
         // `KernelArg` (asserted below); its host layout is checked against nvptx64's below
         // whenever the crate is built by oxide-build.
         // SAFETY: so it is plain `#[repr(C)]` data of `KernelArg` fields, with no invalid values.
-        unsafe impl #p::KernelArg for #name {}
+        unsafe impl #p::KernelArg for #name { #padding_free }
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: as above; the bytes of the value are exactly what the kernel reads.
         unsafe impl #p::DeviceRepr for #name {}

@@ -28,7 +28,12 @@
     note = "hint: `#[derive(Clone, Copy, KernelArg)] #[repr(C)] struct ...` in the kernels module"
 )]
 #[cfg(not(target_arch = "nvptx64"))]
-pub unsafe trait KernelArg: cudarc::driver::DeviceRepr {}
+pub unsafe trait KernelArg: cudarc::driver::DeviceRepr {
+    /// Whether every byte of a value belongs to a field (no padding); `#[derive(KernelArg)]`
+    /// computes it. Dynamic shared memory refuses types with padding (see `dynamic_shared`).
+    #[doc(hidden)]
+    const PADDING_FREE: bool = true;
+}
 
 /// A type that can be passed to a kernel by value (device side of the same contract).
 ///
@@ -40,7 +45,11 @@ pub unsafe trait KernelArg: cudarc::driver::DeviceRepr {}
     note = "kernel arguments are integers, floats, arrays of them and `#[repr(C)]` structs with `#[derive(KernelArg)]`"
 )]
 #[cfg(target_arch = "nvptx64")]
-pub unsafe trait KernelArg {}
+pub unsafe trait KernelArg {
+    /// As on the host.
+    #[doc(hidden)]
+    const PADDING_FREE: bool = true;
+}
 
 macro_rules! scalars {
     ($($t:ty),*) => {$(
@@ -60,7 +69,9 @@ const _: () = assert!(
 );
 
 // SAFETY: an array of kernel arguments is laid out as N consecutive elements without padding on every target, so it inherits the element's guarantees.
-unsafe impl<T: KernelArg, const N: usize> KernelArg for [T; N] {}
+unsafe impl<T: KernelArg, const N: usize> KernelArg for [T; N] {
+    const PADDING_FREE: bool = T::PADDING_FREE;
+}
 
 /// Compile-time check used by generated code: names `T` in an error when it is no kernel argument.
 #[doc(hidden)]

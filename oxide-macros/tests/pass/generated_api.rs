@@ -94,6 +94,10 @@ mod kernels {
 }
 
 use kernels::{Pair, Params};
+
+// Which structs may view dynamic shared memory: `Params` has 4 bytes of padding after `a`.
+const _: () = assert!(<Pair as oxide_rt::KernelArg>::PADDING_FREE && <[Pair; 3] as oxide_rt::KernelArg>::PADDING_FREE);
+const _: () = assert!(!<Params as oxide_rt::KernelArg>::PADDING_FREE && !<[Params; 2] as oxide_rt::KernelArg>::PADDING_FREE);
 use cudarc::driver::{CudaSlice, CudaStream};
 use oxide_rt::device::AtomicF32;
 use std::sync::Arc;

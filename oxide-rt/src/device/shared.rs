@@ -23,7 +23,9 @@
 //! Element types are limited to [`SharedElem`] types: every kernel argument type (numbers,
 //! arrays of them, your `#[repr(C)]` structs with `#[derive(KernelArg)]`), for which every bit
 //! pattern is a valid value, so a garbage or torn read yields a wrong number, never an invalid
-//! value.
+//! value. Dynamic shared memory ([`dynamic_shared`]) also refuses, when the kernel is compiled,
+//! structs with padding bytes: all its views share one window, and padding stored through one
+//! type would be read, uninitialised, through another.
 
 use super::backend;
 use crate::KernelArg;
@@ -47,11 +49,23 @@ pub(crate) enum Access {
 /// # Safety
 /// Every bit pattern of `size_of::<Self>()` bytes must be a valid `Self` (what `KernelArg`
 /// promises already).
-pub unsafe trait SharedElem: Copy {}
+pub unsafe trait SharedElem: Copy {
+    /// Whether every byte of a value belongs to a field (no padding bytes).
+    #[doc(hidden)]
+    const PADDING_FREE: bool;
+}
 
 // SAFETY: a `KernelArg` is plain data with no invalid values (its own safety contract, checked
 // field by field by the derive), so any bytes shared memory holds read back as a valid value.
-unsafe impl<T: KernelArg + Copy> SharedElem for T {}
+unsafe impl<T: KernelArg + Copy> SharedElem for T {
+    const PADDING_FREE: bool = T::PADDING_FREE;
+}
+
+/// The views of dynamic shared memory are one window whatever their types: a struct stored
+/// through one leaves its padding bytes uninitialised, which another type would then read.
+const PADDED_DYNAMIC: &str = "dynamic shared memory of a type with padding bytes: every view of the window sees the \
+     same bytes, and padding read through another type is uninitialised; add explicit padding fields (e.g. \
+     `_pad: [u8; 3]`) so every byte of the struct is a field";
 
 /// Whether the CPU executor checks the running block's shared-memory accesses (never on the
 /// GPU).
@@ -429,7 +443,10 @@ fn out_of_bounds(i: usize, len: usize) -> ! {
 /// whole `T`s as `LaunchConfig::shared_mem_bytes` holds, 16-byte aligned.
 #[inline(always)]
 pub fn dynamic_shared<T: SharedElem>() -> SharedSlice<T> {
-    const { assert!(core::mem::align_of::<T>() <= 16, "dynamic shared memory is 16-byte aligned") };
+    const {
+        assert!(core::mem::align_of::<T>() <= 16, "dynamic shared memory is 16-byte aligned");
+        assert!(T::PADDING_FREE, "{}", PADDED_DYNAMIC);
+    };
     let (ptr, bytes) = backend::dynamic_shared();
     let len = match core::mem::size_of::<T>() {
         0 => 0,
@@ -448,7 +465,8 @@ pub fn dynamic_shared<T: SharedElem>() -> SharedSlice<T> {
 pub fn dynamic_shared_aligned<T: SharedElem, const ALIGN: usize>() -> SharedSlice<T> {
     const {
         assert!(ALIGN.is_power_of_two() && ALIGN >= 16, "ALIGN is a power of two of at least 16 bytes");
-        assert!(core::mem::align_of::<T>() <= ALIGN, "ALIGN must suit T")
+        assert!(core::mem::align_of::<T>() <= ALIGN, "ALIGN must suit T");
+        assert!(T::PADDING_FREE, "{}", PADDED_DYNAMIC);
     };
     let (ptr, bytes) = backend::dynamic_shared();
     let pad = (ALIGN - (ptr as usize) % ALIGN) % ALIGN;
