@@ -506,7 +506,9 @@ impl<'a> Session<'a> {
     /// Ends the capture: the captured graph (or why there is none) and the thread's state.
     fn end(mut self) -> (Result<Captured, Error>, Capturing) {
         self.ended = true;
-        let state = with_capture(|c| c.take()).unwrap_or(Capturing {
+        // This capture's state out, the one of a capture around it (if any) back in.
+        let outer = self.outer.take();
+        let state = with_capture(|c| std::mem::replace(c, outer)).unwrap_or(Capturing {
             stream: 0,
             ranges: vec![],
             launches: vec![],
