@@ -266,12 +266,12 @@ fn launch<F: Fn() + Sync>(
     install_panic_hook();
     // The unit a worker runs at once: a block, or a cluster's blocks together.
     let units = Dim3::new(cfg.grid.x / cluster.x, cfg.grid.y / cluster.y, cfg.grid.z / cluster.z);
-    let blocks = units.volume();
+    let unit_count = units.volume();
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let failure: Mutex<Option<Error>> = Mutex::new(None);
-    let workers = worker_count()?.min(blocks as usize).max(1);
-    let chunk = chunk_blocks(blocks, workers, cfg.block.volume() * cluster.volume());
+    let workers = worker_count()?.min(unit_count as usize).max(1);
+    let chunk = chunk_blocks(unit_count, workers, cfg.block.volume() * cluster.volume());
     // Threads get stacks sized from the kernel's own frame, with a guard page (`guard`).
     let stack_bytes = if use_fibers {
         fibers::stack_bytes(footprint.local_bytes)
@@ -285,15 +285,15 @@ fn launch<F: Fn() + Sync>(
         guard::prepare_thread();
         let mut pool = fibers::StackPool::new(stack_bytes);
         let mut stacks = if use_fibers { Stacks::Fibers(pool) } else { Stacks::Plain(pool.take().ok(), pool) };
-        // Workers take `chunk` consecutive blocks at a time: one shared-counter update (a cache
+        // Workers take `chunk` consecutive units at a time: one shared-counter update (a cache
         // line bouncing between cores) per chunk instead of per block.
         'chunks: loop {
             let first = next.fetch_add(chunk, Ordering::Relaxed);
-            if first >= blocks {
+            if first >= unit_count {
                 break;
             }
             let mut unit = unlinear(first, units);
-            for _ in first..(first + chunk).min(blocks) {
+            for _ in first..(first + chunk).min(unit_count) {
                 if stop.load(Ordering::Relaxed) {
                     break 'chunks;
                 }
@@ -304,8 +304,8 @@ fn launch<F: Fn() + Sync>(
                 if let Err(e) = ran {
                     let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
                     f.get_or_insert(e);
-                    stop.store(true, Ordering::Relaxed); // no more blocks start
-                    next.store(blocks, Ordering::Relaxed);
+                    stop.store(true, Ordering::Relaxed); // no more units start
+                    next.store(unit_count, Ordering::Relaxed);
                     break 'chunks;
                 }
                 unit = next_block(unit, units);
