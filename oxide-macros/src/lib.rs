@@ -89,7 +89,7 @@ use proc_macro::TokenStream;
 /// | `&[AtomicU32]`, `&[AtomicF32]`, … (shared output) | `&mut CudaSlice<u32>`, `&mut CudaSlice<f32>`, … (the plain type; `&mut`: the kernel writes it, so later uses on any stream wait for the launch) | `&[AtomicU32]`, `&[AtomicF32]`, … | every thread, atomically |
 /// | `Matrix<T>` (row-major input) | `Matrix::new(&buf, rows, cols)` | `Matrix::new(&vec[..], rows, cols)` | nobody |
 /// | `Matrix<AtomicF32>`, … (row-major shared output) | `MatrixMut::new(&mut buf, rows, cols)`, `buf` of the plain type | `Matrix::new(&atomics[..], rows, cols)` | every thread, atomically |
-/// | `TensorMap<T, D>` (TMA, `D` = 1..=5; sm_90) | `&oxide_rt::host::TensorMap<T, D>` | the same; returns `Err` (no TMA on the CPU) | the block's TMA stores, through a map from `TensorMap::new_mut` |
+/// | `TensorMap<T, D>` (TMA, `D` = 1..=5; sm_90) | `&oxide_rt::host::TensorMap<T, D>` of a device buffer (`TensorMap::new`) | the same type, of host memory (`TensorMap::host`, `host_mut`) | the block's TMA stores, through a map from `TensorMap::new_mut` |
 /// | `DisjointSlice<T>` | `&mut CudaSlice<T>` / `&mut CudaViewMut<T>` | `&mut [T]` | thread `i` element `i` (`thread::index()`) |
 /// | `DisjointSlice2d<T>` | `Slice2d::new(&mut buf, cols)` | `Slice2d::new(&mut vec, cols)` | thread `(x, y)` element `y * cols + x` |
 /// | `DisjointSlice3d<T>` | `Slice3d::new(&mut buf, cols, rows)` | `Slice3d::new(&mut vec, cols, rows)` | thread `(x, y, z)` element `(z * rows + y) * cols + x` |

@@ -8,16 +8,18 @@
 //! can run. A `try_wait` that would fail therefore waits instead (the GPU's `try_wait` may also
 //! wait, for a time of its choosing), so a wait loop never spins on the CPU.
 //!
-//! **TMA.** Tensor maps describe device memory, which the CPU executor cannot read: launchers
-//! of kernels with a `TensorMap` argument return `Err` before running, and the copies here
-//! panic naming the operation (they are reachable only through a hand-built map).
+//! **TMA.** A CPU launcher's tensor map describes host memory ([`CpuTensorMap`]): a load copies
+//! its box into the tile at once, in the GPU's layout, and completes the barrier's transaction
+//! bytes; a store copies the tile back. The shared-memory race check sees the tile written
+//! (read) by the issuing thread, so a read before the barrier's phase completes is reported.
 
 use super::cpu::{collective, with_block, Op};
+use super::tma::CpuTensorMap;
 use std::collections::HashMap;
 use std::panic::Location;
 
-// A phase never completes while transaction bytes are expected: on the CPU nothing delivers
-// them (no TMA), so a wait on such a phase is reported as a deadlock, never passed.
+// A phase never completes while transaction bytes are expected: only a TMA load delivers them,
+// so a wait on a phase whose bytes no load brings is reported as a deadlock, never passed.
 
 /// Per block: the state of every initialised mbarrier, by address.
 #[derive(Default)]
@@ -145,42 +147,97 @@ pub(crate) fn fence_proxy_async() {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
-#[cold]
-#[track_caller]
-fn no_tma(what: &str) -> ! {
-    panic!(
-        "`{what}` (TMA) cannot run on the CPU executor: a tensor map describes GPU memory; run this kernel on the GPU"
-    )
+/// Where element `k` of a box (innermost first) lies in the tensor: its element offset, or
+/// `None` outside the tensor.
+fn box_element<const D: usize>(m: &CpuTensorMap, coords: [i32; D], k: usize) -> Option<u64> {
+    let mut rest = k;
+    let mut at = 0u64;
+    for (d, &c) in coords.iter().enumerate() {
+        let extent = m.box_dims[d].max(1) as usize;
+        let x = i64::from(c) + (rest % extent) as i64;
+        rest /= extent;
+        if x < 0 || x as u64 >= m.dims[d] {
+            return None;
+        }
+        at += x as u64 * m.strides[d];
+    }
+    Some(at)
 }
 
+/// Byte `a` of a box in the shared tile: with a swizzle of `span` bytes, address bits 4.. XOR
+/// bits 7.., over as many bits as the span has 16-byte chunks (the tile starts aligned to 8 spans).
+fn swizzled(a: usize, span: u32) -> usize {
+    let mask = (span as usize / 16).saturating_sub(1);
+    a ^ (((a >> 7) & mask) << 4)
+}
+
+/// The elements of one box.
+fn box_len(m: &CpuTensorMap, rank: usize) -> usize {
+    m.box_dims[..rank].iter().map(|&b| b.max(1) as usize).product()
+}
+
+/// Copies the box at `coords` of the host tensor into the tile at `dst` (zeros outside the
+/// tensor, the map's swizzle), then completes the box's transaction bytes on `bar`.
+///
 /// # Safety
-/// Never runs: panics.
+/// `map` is the address of a [`CpuTensorMap`] that outlives the launch (what a CPU launcher
+/// passes); `dst` is shared memory of the running block holding the box (checked by the
+/// caller); `bar` an mbarrier of the block.
 #[track_caller]
-pub(crate) unsafe fn tma_load<const D: usize>(_dst: *mut u8, _map: u64, _coords: [i32; D], _bar: *mut u64) {
-    no_tma("cp.async.bulk.tensor (load)")
+pub(crate) unsafe fn tma_load<const D: usize>(dst: *mut u8, map: u64, coords: [i32; D], bar: *mut u64) {
+    // SAFETY: guaranteed by the caller.
+    let m = unsafe { &*(map as *const CpuTensorMap) };
+    let n = box_len(m, D);
+    super::shared::track_access(super::shared::block_checked(), dst, n * m.elem, super::shared::Access::Write);
+    for k in 0..n {
+        // SAFETY: the tile holds the whole box (`n * elem` bytes; the swizzle permutes within it); a source element inside the tensor lies in the host buffer the map borrows (its extent was checked against the buffer when the map was made).
+        unsafe {
+            let to = dst.add(swizzled(k * m.elem, m.swizzle));
+            match box_element(m, coords, k) {
+                Some(at) => std::ptr::copy_nonoverlapping(m.base.add(at as usize * m.elem), to, m.elem),
+                None => std::ptr::write_bytes(to, 0, m.elem),
+            }
+        }
+    }
+    // SAFETY: as guaranteed by the caller.
+    unsafe { mbarrier_complete_tx(bar, (n * m.elem) as u32) }
 }
 
+/// Copies the tile at `src` (the map's swizzle) to the box at `coords` of the host tensor;
+/// elements outside the tensor are not written.
+///
 /// # Safety
-/// Never runs: panics.
+/// As [`tma_load`], for a map of a writable host tensor (the caller checked `writable`), and
+/// the caller's contract of `TensorMap::store` (no other access to the box meanwhile).
 #[track_caller]
-pub(crate) unsafe fn tma_store<const D: usize>(_src: *const u8, _map: u64, _coords: [i32; D]) {
-    no_tma("cp.async.bulk.tensor (store)")
+pub(crate) unsafe fn tma_store<const D: usize>(src: *const u8, map: u64, coords: [i32; D]) {
+    // SAFETY: guaranteed by the caller.
+    let m = unsafe { &*(map as *const CpuTensorMap) };
+    if !m.writable {
+        panic!("TMA store through a read-only tensor map: build it with `TensorMap::host_mut` on the host");
+    }
+    let n = box_len(m, D);
+    super::shared::track_access(super::shared::block_checked(), src, n * m.elem, super::shared::Access::Read);
+    for k in 0..n {
+        if let Some(at) = box_element(m, coords, k) {
+            // SAFETY: as in `tma_load`, the other way; the map borrows the host buffer exclusively.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    src.add(swizzled(k * m.elem, m.swizzle)),
+                    m.base.add(at as usize * m.elem),
+                    m.elem,
+                )
+            }
+        }
+    }
 }
 
-#[track_caller]
-pub(crate) fn tma_store_commit() {
-    no_tma("cp.async.bulk.commit_group")
-}
+/// The executor's stores complete when issued: nothing to group or wait for.
+pub(crate) fn tma_store_commit() {}
 
-#[track_caller]
-pub(crate) fn tma_store_wait<const N: u32>() {
-    no_tma("cp.async.bulk.wait_group")
-}
+pub(crate) fn tma_store_wait<const N: u32>() {}
 
-#[track_caller]
-pub(crate) fn tma_store_wait_read<const N: u32>() {
-    no_tma("cp.async.bulk.wait_group.read")
-}
+pub(crate) fn tma_store_wait_read<const N: u32>() {}
 
 /// The cluster special registers.
 #[derive(Clone, Copy, PartialEq, Eq)]

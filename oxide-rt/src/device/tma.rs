@@ -44,8 +44,10 @@
 //! never writes outside its tile. Reading a loaded tile before its barrier phase completed, or
 //! writing a tile a store still reads (before [`store_wait_read`]), is a race, as in CUDA.
 //!
-//! On the CPU executor, launchers of kernels that take a `TensorMap` return `Err` naming the
-//! argument: tensor maps describe GPU memory.
+//! On the CPU executor the copies run at once, with the GPU's layout (box elements innermost
+//! first, zeros outside the tensor, the swizzle's 16-byte chunk permutation), completing the
+//! barrier's transaction bytes as the hardware does: `cpu_*` launchers take maps of host memory
+//! (`oxide_rt::host::TensorMap::host` / `host_mut`), `launch_*` maps of device memory.
 
 use super::mbarrier::Mbarrier;
 use super::shared::{SharedElem, SharedSlice};
@@ -73,6 +75,25 @@ pub struct TensorMapInfo {
 // SAFETY: `#[repr(C)]` of nine `u32`s: no padding, every bit pattern valid, the same layout on the host and nvptx64, so the pushed bytes are the value the entry reads.
 #[cfg(not(target_arch = "nvptx64"))]
 unsafe impl cudarc::driver::DeviceRepr for TensorMapInfo {}
+
+/// On the CPU executor, what a kernel's [`TensorMap`] points at: a tensor in host memory
+/// (`oxide_rt::host::TensorMap::host`), which the executor's TMA copies read and write.
+#[cfg(not(target_arch = "nvptx64"))]
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct CpuTensorMap {
+    /// The tensor's first element, its size in bytes, and whether stores may write it.
+    pub base: *mut u8,
+    pub elem: usize,
+    pub writable: bool,
+    /// Extents and strides (elements) of the tensor, the box's extents and the swizzle span in
+    /// bytes (0 for none), innermost first; `rank` of the 5 are used.
+    pub rank: usize,
+    pub dims: [u64; 5],
+    pub strides: [u64; 5],
+    pub box_dims: [u32; 5],
+    pub swizzle: u32,
+}
 
 /// The 128 bytes of a tensor map as the kernel's parameter list declares them; the IR stage of
 /// oxide-build makes the parameter 64-byte aligned, and the kernel reads only its address.

@@ -1,7 +1,9 @@
 //! TMA tensor maps: the 128-byte descriptors a kernel's [`TensorMap`](crate::device::TensorMap)
 //! argument receives, encoded by the CUDA driver (`cuTensorMapEncodeTiled`) after oxide has
 //! checked every rule the driver would reject (or, for the bounds of the buffer, not check at
-//! all): each failure is an `Err` naming the dimension, the value and the fix.
+//! all): each failure is an `Err` naming the dimension, the value and the fix. A map of host
+//! memory ([`TensorMap::host`]) passes the same checks and feeds the CPU executor's `cpu_*`
+//! launchers, whose TMA copies read and write it as the GPU's would.
 //!
 //! ```no_run
 //! # fn f(stream: &std::sync::Arc<cudarc::driver::CudaStream>) -> Result<(), oxide_rt::Error> {
@@ -15,7 +17,7 @@
 
 use super::Error;
 use crate::device::half::{Bf16, F16};
-use crate::device::tma::TensorMapInfo;
+use crate::device::tma::{CpuTensorMap, TensorMapInfo};
 use cudarc::driver::{sys, CudaSlice, CudaStream, CudaViewMut, DeviceRepr, SyncOnDrop};
 use std::cell::RefCell;
 
@@ -223,6 +225,9 @@ pub struct TensorMap<'a, T, const D: usize> {
 enum Buffer<'a, T> {
     Read(&'a CudaSlice<T>),
     Write(RefCell<CudaViewMut<'a, T>>),
+    /// Host memory, for the CPU executor ([`TensorMap::host`], [`TensorMap::host_mut`]): the
+    /// descriptor its copies read, borrowing the slice (exclusively when writable).
+    Host(CpuTensorMap, std::marker::PhantomData<&'a [T]>),
 }
 
 impl<'a, T: TmaElem, const D: usize> TensorMap<'a, T, D> {
@@ -236,6 +241,45 @@ impl<'a, T: TmaElem, const D: usize> TensorMap<'a, T, D> {
     pub fn new_mut(buf: &'a mut CudaSlice<T>, desc: TensorMapDesc<D>) -> Result<Self, Error> {
         let (raw, info) = Self::encode(buf, desc, true)?;
         Ok(TensorMap { raw, info, buf: Buffer::Write(RefCell::new(buf.slice_mut(..))) })
+    }
+
+    /// A map of host memory for the CPU executor's `cpu_*` launchers (loads only), checked by
+    /// the same rules as a device map, so a shape the GPU refuses is refused here too.
+    pub fn host(data: &'a [T], desc: TensorMapDesc<D>) -> Result<Self, Error> {
+        Self::on_host(data.as_ptr() as *mut u8, data.len(), desc, false)
+    }
+
+    /// A map of host memory for the CPU executor, for loads and stores.
+    pub fn host_mut(data: &'a mut [T], desc: TensorMapDesc<D>) -> Result<Self, Error> {
+        Self::on_host(data.as_mut_ptr() as *mut u8, data.len(), desc, true)
+    }
+
+    fn on_host(base: *mut u8, len: usize, d: TensorMapDesc<D>, writable: bool) -> Result<Self, Error> {
+        const { assert!(D >= 1 && D <= 5, "a TMA tensor map has 1 to 5 dimensions") };
+        let elem = std::mem::size_of::<T>();
+        // The device's address rule (16-byte alignment) concerns its memory, not the host's.
+        let box_bytes = check(16, len, elem, &d)?;
+        let widen = |v: &[u64]| -> [u64; 5] { std::array::from_fn(|i| v.get(i).copied().unwrap_or(1)) };
+        let mut box_dims = [1u32; 5];
+        box_dims[..D].copy_from_slice(&d.box_dims);
+        let cpu = CpuTensorMap {
+            base,
+            elem,
+            writable,
+            rank: D,
+            dims: widen(&d.dims),
+            strides: widen(&d.strides),
+            box_dims,
+            swizzle: d.swizzle.bytes(),
+        };
+        let info = TensorMapInfo {
+            box_dims,
+            box_bytes,
+            swizzle: d.swizzle.bytes(),
+            rank: D as u32,
+            writable: writable as u32,
+        };
+        Ok(TensorMap { raw: RawTensorMap([0; 16]), info, buf: Buffer::Host(cpu, std::marker::PhantomData) })
     }
 
     fn encode(buf: &CudaSlice<T>, d: TensorMapDesc<D>, writable: bool) -> Result<(RawTensorMap, TensorMapInfo), Error> {
@@ -332,6 +376,13 @@ pub fn tensor_map_arg<'m, 'b: 'm, T: TmaElem, const D: usize>(
     stream: &'m CudaStream,
 ) -> Result<TensorMapUse<'m, 'b, T>, Error> {
     match &map.buf {
+        Buffer::Host(..) => Err(Error::InvalidLaunch {
+            kernel,
+            reason: format!(
+                "argument `{arg}` is a tensor map of host memory (`TensorMap::host`), which the GPU cannot read: map a \
+                 device buffer with `TensorMap::new` / `new_mut` for `launch_*`, or run the kernel with `cpu_*`"
+            ),
+        }),
         Buffer::Read(buf) => {
             let (_, _, guard) = super::args::input_arg::<T>(kernel, arg, *buf, stream, 0)?;
             Ok(TensorMapUse::Read(guard))
@@ -350,22 +401,28 @@ pub fn tensor_map_arg<'m, 'b: 'm, T: TmaElem, const D: usize>(
     }
 }
 
-/// What a CPU launcher of a kernel with a `TensorMap` argument returns: the executor cannot
-/// read the GPU memory a map describes.
+/// A CPU launcher's kernel argument for `map`: a map of host memory ([`TensorMap::host`]),
+/// whose descriptor the executor's TMA copies read; a map of device memory is an `Err`.
 #[doc(hidden)]
-pub fn tensor_map_on_cpu<T, const D: usize>(
+pub fn tensor_map_on_cpu<T: crate::device::SharedElem, const D: usize>(
     kernel: &'static str,
     arg: &'static str,
-    _map: &TensorMap<'_, T, D>,
+    map: &TensorMap<'_, T, D>,
 ) -> Result<crate::device::TensorMap<T, D>, Error> {
     const { assert!(D >= 1 && D <= 5, "a TMA tensor map has 1 to 5 dimensions") };
-    Err(Error::InvalidLaunch {
-        kernel,
-        reason: format!(
-            "argument `{arg}` is a TMA tensor map, which describes GPU memory; the CPU executor cannot run TMA \
-             (`cp.async.bulk.tensor`): launch this kernel on the GPU (`launch_*`)"
-        ),
-    })
+    match &map.buf {
+        // SAFETY: on the CPU executor a kernel's map is the address of a `CpuTensorMap`; this one lives in `map`, borrowed for the whole (blocking) CPU launch, and borrows the host buffer it describes.
+        Buffer::Host(cpu, _) => {
+            Ok(unsafe { crate::device::TensorMap::__from_param(cpu as *const CpuTensorMap as u64, map.info) })
+        }
+        _ => Err(Error::InvalidLaunch {
+            kernel,
+            reason: format!(
+                "argument `{arg}` is a TMA tensor map of device memory, which the CPU executor cannot read: map host \
+                 memory with `TensorMap::host` / `host_mut` for `cpu_*`, or launch the kernel on the GPU (`launch_*`)"
+            ),
+        }),
+    }
 }
 
 #[cfg(test)]

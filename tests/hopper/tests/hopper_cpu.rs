@@ -140,3 +140,145 @@ fn aligned_dynamic_shared_memory() {
         assert!((4096 - 16) / 4 <= o[1] && o[1] <= (4096 + 1024 - 16) / 4, "{o:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// TMA on the CPU executor: maps of host memory, the same boxes the GPU tests check.
+
+use hopper_ops::check::{box_of, swizzle, values_u16, values_u32};
+use oxide_rt::host::{Swizzle, TensorMap, TensorMapDesc};
+use oxide_rt::Slice2d;
+
+/// Loads the box of each `coords` entry of a tensor with `desc` through `launch` and compares
+/// every block's tile with the host's box (zeros outside the tensor).
+fn check_boxes<const D: usize>(
+    desc: TensorMapDesc<D>,
+    coords: &[[i32; D]],
+    launch: impl Fn(u32, &TensorMap<'_, u32, D>, &[i32], Slice2d<'_, [u32]>) -> Result<(), oxide_rt::Error>,
+) {
+    oxide_rt::host::set_cpu_checks(true);
+    let extent = (0..D).map(|i| (desc.dims[i] - 1) * desc.strides[i]).sum::<u64>() as usize + 1;
+    let data = values_u32(extent);
+    let map = TensorMap::host(&data, desc).unwrap();
+    let n: usize = desc.box_dims.iter().map(|&b| b as usize).product();
+    assert_eq!(map.box_bytes() as usize, 4 * n);
+    let flat: Vec<i32> = coords.iter().flatten().copied().collect();
+    let mut out = vec![0u32; coords.len() * n];
+    launch(coords.len() as u32, &map, &flat, Slice2d::new(&mut out[..], n)).unwrap();
+    for (b, c) in coords.iter().enumerate() {
+        let want = box_of(&data, &desc.dims, &desc.strides, &desc.box_dims, c, 0);
+        assert_eq!(out[b * n..(b + 1) * n], want[..], "{D}-D box at {c:?}");
+    }
+}
+
+#[test]
+fn tma_loads_of_every_rank_on_the_cpu() {
+    check_boxes(TensorMapDesc::row_major([1000], [256]), &[[0], [256], [900], [-100], [5000]], |n, m, c, o| {
+        kernels::cpu_tma_load_1d(n, 128, m, c, o)
+    });
+    check_boxes(
+        TensorMapDesc::row_major([100, 37], [32, 8]).strides([1, 112]),
+        &[[0, 0], [32, 8], [96, 32], [-8, -4], [64, 29], [200, 0]],
+        |n, m, c, o| kernels::cpu_tma_load_2d(n, 128, m, c, o),
+    );
+    check_boxes(
+        TensorMapDesc::row_major([20, 7, 9], [8, 4, 4]).strides([1, 24, 24 * 8]),
+        &[[0, 0, 0], [16, 4, 6], [-4, -2, -2], [8, 3, 5]],
+        |n, m, c, o| kernels::cpu_tma_load_3d(n, 128, m, c, o),
+    );
+    check_boxes(
+        TensorMapDesc::row_major([12, 5, 4, 6], [4, 3, 2, 5]),
+        &[[0, 0, 0, 0], [8, 3, 3, 2], [-4, -1, 1, -3], [4, 2, 0, 5]],
+        |n, m, c, o| kernels::cpu_tma_load_4d(n, 128, m, c, o),
+    );
+    check_boxes(
+        TensorMapDesc::row_major([8, 3, 4, 2, 5], [4, 2, 3, 2, 2]),
+        &[[0, 0, 0, 0, 0], [4, 2, 2, 1, 4], [-4, -1, 3, 0, -1], [8, 0, 0, 0, 0]],
+        |n, m, c, o| kernels::cpu_tma_load_5d(n, 128, m, c, o),
+    );
+}
+
+#[test]
+fn tma_swizzle_modes_on_the_cpu() {
+    oxide_rt::host::set_cpu_checks(true);
+    let (dims, strides) = ([200u64, 40], [1u64, 200]);
+    let data = values_u16(200 * 40);
+    let coords = [[0i32, 0], [64, 8], [160, 30], [-16, -3]];
+    let flat: Vec<i32> = coords.iter().flatten().copied().collect();
+    for (swz, inner) in [(Swizzle::None, 64u32), (Swizzle::B32, 16), (Swizzle::B64, 32), (Swizzle::B128, 64)] {
+        let map = TensorMap::host(&data, TensorMapDesc::row_major(dims, [inner, 16]).swizzle(swz)).unwrap();
+        let n = inner as usize * 16;
+        let mut out = vec![0u16; coords.len() * n];
+        kernels::cpu_tma_load_u16(coords.len() as u32, 128, &map, &flat, Slice2d::new(&mut out[..], n)).unwrap();
+        for (b, c) in coords.iter().enumerate() {
+            let want = swizzle(&box_of(&data, &dims, &strides, &[inner, 16], c, 0), 2, swz.bytes() as usize);
+            assert_eq!(out[b * n..(b + 1) * n], want[..], "{swz:?} box at {c:?}");
+        }
+    }
+}
+
+#[test]
+fn tma_store_round_trip_on_the_cpu() {
+    oxide_rt::host::set_cpu_checks(true);
+    let (w, h) = (100usize, 50usize);
+    let src = values_u32(w * h);
+    let mut dst = vec![0u32; w * h];
+    let coords: Vec<[i32; 2]> = (0..4).flat_map(|x| (0..7).map(move |y| [32 * x, 8 * y])).collect();
+    let flat: Vec<i32> = coords.iter().flatten().copied().collect();
+    let n = 32 * 8;
+    let mut out = vec![0u32; coords.len() * n];
+    {
+        let desc = TensorMapDesc::row_major([w as u64, h as u64], [32, 8]);
+        let (smap, dmap) = (TensorMap::host(&src, desc).unwrap(), TensorMap::host_mut(&mut dst, desc).unwrap());
+        kernels::cpu_tma_store_2d(coords.len() as u32, 128, &smap, &dmap, &flat, Slice2d::new(&mut out[..], n))
+            .unwrap();
+        // A store through a load-only map is refused, as on the GPU.
+        let e = kernels::cpu_tma_store_2d(coords.len() as u32, 128, &smap, &smap, &flat, Slice2d::new(&mut out[..], n));
+        assert!(e.unwrap_err().to_string().contains("read-only tensor map"));
+    }
+    let plus1: Vec<u32> = src.iter().map(|v| v + 1).collect();
+    assert_eq!(dst, plus1, "the boxes cover the whole tensor");
+}
+
+/// The warp-specialised pipeline (a producer warp, consumer warps, full and empty barriers over
+/// 4 stages of dynamic shared memory) on the CPU: every consumer's sum over every box.
+#[test]
+fn tma_pipeline_with_full_and_empty_barriers_on_the_cpu() {
+    use hopper_ops::kernels::{CONSUMERS, PIPE_BOX, PIPE_SHARED, PIPE_THREADS};
+    oxide_rt::host::set_cpu_checks(true);
+    let (blocks, tiles) = (3u32, 7u32);
+    let rows = (blocks * tiles * PIPE_BOX) as u64;
+    let data: Vec<u32> = (0..rows * 64).map(|i| (i as u32).wrapping_mul(2654435761) >> 8).collect();
+    let map = TensorMap::host(&data, TensorMapDesc::row_major([64, rows], [PIPE_BOX, PIPE_BOX])).unwrap();
+    let mut out = vec![0u32; blocks as usize * PIPE_THREADS];
+    let cfg = LaunchConfig::new(blocks, PIPE_THREADS as u32).shared_mem_bytes(PIPE_SHARED);
+    kernels::cpu_tma_pipeline_with(cfg, &map, tiles, &mut out).unwrap();
+    let boxed = (PIPE_BOX * PIPE_BOX) as usize;
+    for b in 0..blocks as usize {
+        for t in 0..PIPE_THREADS {
+            let first = b * tiles as usize * boxed;
+            let sum = (0..tiles as usize * boxed)
+                .filter(|i| i % boxed % CONSUMERS == t)
+                .fold(0u32, |acc, i| acc.wrapping_add(data[first + i]));
+            assert_eq!(out[b * PIPE_THREADS + t], if t < CONSUMERS { sum } else { 0 }, "block {b} thread {t}");
+        }
+    }
+}
+
+/// An innermost coordinate that is not a multiple of 16 bytes faults the GPU's TMA unit; oxide
+/// checks it and panics, on the CPU executor too, and a bad map shape is refused on the host.
+#[test]
+fn tma_misaligned_coordinates_and_bad_maps_on_the_cpu() {
+    let data = values_u32(64 * 16);
+    let map = TensorMap::host(&data, TensorMapDesc::row_major([64, 16], [32, 8])).unwrap();
+    let mut out = vec![0u32; 256];
+    match kernels::cpu_tma_load_2d(1, 128, &map, &[2, 0], Slice2d::new(&mut out[..], 256)) {
+        Err(oxide_rt::Error::KernelPanic { message, .. }) => {
+            assert!(message.contains("multiple of 16 bytes"), "{message}")
+        }
+        other => panic!("expected a kernel panic, got {other:?}"),
+    }
+    kernels::cpu_tma_load_2d(1, 128, &map, &[4, 0], Slice2d::new(&mut out[..], 256)).unwrap();
+    assert_eq!(out, box_of(&data, &[64, 16], &[1, 64], &[32, 8], &[4, 0], 0));
+    let too_long = TensorMap::host(&data[..64 * 15], TensorMapDesc::row_major([64, 16], [32, 8]));
+    assert!(too_long.is_err_and(|e| e.to_string().contains("but the buffer has 960")));
+}

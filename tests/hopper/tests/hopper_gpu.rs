@@ -242,15 +242,23 @@ fn bad_tensor_maps_are_refused() {
     );
     let ok = TensorMap::new(&buf, TensorMapDesc::row_major([64, 64], [64, 8]).swizzle(Swizzle::B128)).unwrap();
     assert_eq!(ok.box_bytes(), 64 * 8 * 2);
-    // The CPU executor cannot run TMA: an error naming the argument, not a wrong answer.
+    // A map of device memory on the CPU executor, and one of host memory on the GPU: errors
+    // naming the argument, not a wrong answer.
     let data = s.clone_htod(&values_u32(1024)).unwrap();
     let map = TensorMap::new(&data, TensorMapDesc::row_major([32, 32], [32, 8])).unwrap();
     let mut out = vec![0u32; 256];
     let e = kernels::cpu_tma_load_2d(1, 128, &map, &[0, 0], Slice2d::new(&mut out[..], 256)).unwrap_err();
     assert!(
-        matches!(e, Error::InvalidLaunch { .. }) && e.to_string().contains("argument `map` is a TMA tensor map"),
+        matches!(e, Error::InvalidLaunch { .. })
+            && e.to_string().contains("argument `map` is a TMA tensor map of device memory"),
         "{e}"
     );
+    let host = values_u32(1024);
+    let host_map = TensorMap::host(&host, TensorMapDesc::row_major([32, 32], [32, 8])).unwrap();
+    let coords = s.clone_htod(&[0i32, 0]).unwrap();
+    let mut dout = s.alloc_zeros::<u32>(256).unwrap();
+    let e = kernels::launch_tma_load_2d(s, 1, 128, &host_map, &coords, Slice2d::new(&mut dout, 256)).unwrap_err();
+    assert!(e.to_string().contains("argument `map` is a tensor map of host memory"), "{e}");
 }
 
 /// The 2-D case with the map in global memory instead of parameter space (TMA takes either):
