@@ -1,6 +1,8 @@
-//! The mbarrier kernels on the CPU executor (no GPU needed): phases and parities over several
-//! stages against the values the threads wrote, with the race check on; a phase that cannot
-//! complete is a reported deadlock, not a hang or a wrong answer.
+//! The Hopper kernels on the CPU executor (no GPU needed), with the race check on: mbarrier
+//! phases and parities over several stages (a phase that cannot complete is a reported
+//! deadlock, not a hang or a wrong answer), thread-block clusters (distributed shared memory,
+//! early-returning blocks, a race across blocks), and TMA copies of host tensor maps against
+//! the boxes the GPU tests check.
 use hopper_ops::kernels::{self, ROUNDS, STAGES, THREADS};
 use oxide_rt::LaunchConfig;
 
