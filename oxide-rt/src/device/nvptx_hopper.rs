@@ -270,8 +270,7 @@ pub fn cluster_enter() {
     let (bar, done) = cluster_exit_state();
     if super::thread::thread_rank() == 0 {
         let threads = super::nvptx::block_dim();
-        // SAFETY: thread 0 alone writes the block's exit state, before the barrier below
-        // publishes it; `bar` is this block's 8-byte aligned shared slot.
+        // SAFETY: thread 0 alone writes the block's exit state, before the barrier below publishes it; `bar` is this block's 8-byte aligned shared slot.
         unsafe {
             mbarrier_init(bar, cluster_reg(ClusterReg::NCtaRank).x * threads.x * threads.y * threads.z);
             done.write_volatile(0);
@@ -296,10 +295,7 @@ pub fn cluster_exit() {
     let (bar, done) = cluster_exit_state();
     let ranks = cluster_reg(ClusterReg::NCtaRank).x;
     for rank in 0..ranks {
-        // SAFETY: `bar` is this block's exit mbarrier, initialised by `cluster_enter` before the
-        // cluster barrier every thread passed on entry; `rank < %cluster_nctarank`, so the
-        // mapped address is the same mbarrier of a block of this cluster, which lives until this
-        // arrival (and every other thread's) completes it. The state result is discarded (`_`).
+        // SAFETY: `bar` is this block's exit mbarrier, initialised by `cluster_enter` before the cluster barrier every thread passed on entry; `rank < %cluster_nctarank`, so the mapped address is the same mbarrier of a block of this cluster, which lives until this arrival (and every other thread's) completes it. The state result is discarded (`_`).
         unsafe {
             asm!(
                 "{{ .reg .u64 %oxg; .reg .u32 %oxs, %oxr; cvta.to.shared.u64 %oxg, {b}; cvt.u32.u64 %oxs, %oxg;",
@@ -323,9 +319,7 @@ pub fn cluster_exit() {
         return;
     }
     loop {
-        // SAFETY: as above; waits (acquire, cluster scope) for phase 0, the only one the exit
-        // barrier has, so every access to this block's memory by any thread of the cluster
-        // happens before this thread, the block's last, exits.
+        // SAFETY: as above; waits (acquire, cluster scope) for phase 0, the only one the exit barrier has, so every access to this block's memory by any thread of the cluster happens before this thread, the block's last, exits.
         let complete = unsafe { exit_wait(bar) };
         if complete {
             break;

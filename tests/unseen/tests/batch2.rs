@@ -4,22 +4,8 @@
 use oxide_rt::device::atomic::AtomicU32;
 use oxide_rt::{Matrix, Slice2d};
 use std::sync::atomic::Ordering;
+use unseen::check::*;
 use unseen::kernels::*;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-    fn f32(&mut self) -> f32 {
-        (self.next() % 2001) as f32 / 1000.0 - 1.0
-    }
-}
-
-fn close32(a: f32, b: f32, tol: f32) -> bool {
-    (a - b).abs() <= tol * (1.0 + b.abs())
-}
 
 #[test]
 fn t27_spmv_max() {

@@ -5,18 +5,8 @@ use oxide_rt::device::atomic::{AtomicI32, AtomicU64};
 use oxide_rt::device::AtomicF64;
 use oxide_rt::{Matrix, Slice2d};
 use std::sync::atomic::Ordering;
+use unseen::check::*;
 use unseen::kernels::*;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-    fn f32(&mut self) -> f32 {
-        (self.next() % 2001) as f32 / 1000.0 - 1.0
-    }
-}
 
 #[test]
 fn t43_frem_taps() {

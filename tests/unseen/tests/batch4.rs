@@ -2,15 +2,8 @@
 // The references mirror the kernels' own style (index loops, checked arithmetic, `%`).
 #![allow(clippy::needless_range_loop, clippy::manual_saturating_arithmetic, clippy::manual_is_multiple_of)]
 use oxide_rt::Matrix;
+use unseen::check::*;
 use unseen::kernels::*;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-}
 
 fn reference<T: Copy + Default>(
     x: &[T],
