@@ -27,7 +27,8 @@ for t in $(tests -p oxide-e2e --test run) $(tests -p device-api --test gpu --tes
          $(tests -p bf16-gemm --test bf16_gemm_gpu | grep /deps/) $(tests --release -p hopper-gemm --test hopper_gemm_gpu | grep /deps/) \
          $(tests -p multi_gpu --test gpus | grep /deps/) $(tests -p scan --test graph_replay | grep /deps/) \
          $(tests -p interop --test interop_gpu) \
-         $(tests --release -p differential --test differential) $(tests -p prebuilt --test image); do
+         $(tests --release -p differential --test differential) $(tests -p prebuilt --test image) \
+         $(tests --release -p unseen --test unseen_gpu); do
   # Only test harnesses (in deps/): cargo also lists the crate's own binaries it built for them.
   case "$t" in */deps/*) ;; *) continue ;; esac
   name="$(basename "$t" | sed 's/-[0-9a-f]*$//')"
