@@ -260,8 +260,7 @@ impl<'a, T: TmaElem, const D: usize> TensorMap<'a, T, D> {
         // The device's address rule (16-byte alignment) concerns its memory, not the host's.
         let box_bytes = check(16, len, elem, &d)?;
         let widen = |v: &[u64]| -> [u64; 5] { std::array::from_fn(|i| v.get(i).copied().unwrap_or(1)) };
-        let mut box_dims = [1u32; 5];
-        box_dims[..D].copy_from_slice(&d.box_dims);
+        let info = Self::info(&d, box_bytes, writable);
         let cpu = CpuTensorMap {
             base,
             elem,
@@ -269,15 +268,8 @@ impl<'a, T: TmaElem, const D: usize> TensorMap<'a, T, D> {
             rank: D,
             dims: widen(&d.dims),
             strides: widen(&d.strides),
-            box_dims,
-            swizzle: d.swizzle.bytes(),
-        };
-        let info = TensorMapInfo {
-            box_dims,
-            box_bytes,
-            swizzle: d.swizzle.bytes(),
-            rank: D as u32,
-            writable: writable as u32,
+            box_dims: info.box_dims,
+            swizzle: info.swizzle,
         };
         Ok(TensorMap { raw: RawTensorMap([0; 16]), info, buf: Buffer::Host(cpu, std::marker::PhantomData) })
     }
@@ -321,16 +313,15 @@ impl<'a, T: TmaElem, const D: usize> TensorMap<'a, T, D> {
         }
         // SAFETY: the driver wrote the descriptor (CUDA_SUCCESS).
         let raw = unsafe { raw.assume_init() };
+        Ok((RawTensorMap(raw.opaque), Self::info(&d, box_bytes, writable)))
+    }
+
+    /// What the launcher passes beside the map: the box (padded to 5 dimensions with 1s), its
+    /// bytes, the swizzle span, the rank, and whether stores are allowed.
+    fn info(d: &TensorMapDesc<D>, box_bytes: u32, writable: bool) -> TensorMapInfo {
         let mut box_dims = [1u32; 5];
         box_dims[..D].copy_from_slice(&d.box_dims);
-        let info = TensorMapInfo {
-            box_dims,
-            box_bytes,
-            swizzle: d.swizzle.bytes(),
-            rank: D as u32,
-            writable: writable as u32,
-        };
-        Ok((RawTensorMap(raw.opaque), info))
+        TensorMapInfo { box_dims, box_bytes, swizzle: d.swizzle.bytes(), rank: D as u32, writable: writable as u32 }
     }
 
     /// The box's bytes (what a kernel announces on its barrier per load).
