@@ -1,5 +1,10 @@
 //! Launch geometry shared by host launchers, the CPU executor and device indices.
 
+/// The most threads one launch may have (2^63; CUDA's own limits allow up to 2^73). Below it
+/// `thread::index()`, computed in `usize` without overflow checks, cannot wrap: no two threads
+/// get one index, and the device code tells the optimiser so. Launchers refuse larger launches.
+pub const MAX_LAUNCH_THREADS: u64 = 1 << 63;
+
 /// A three-dimensional extent or index, as CUDA's `dim3`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Dim3 {

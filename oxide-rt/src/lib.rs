@@ -25,7 +25,7 @@ pub mod host;
 
 pub use arg::KernelArg;
 pub use device::half::{Bf16, Tf32, F16};
-pub use dim::{Dim3, LaunchConfig};
+pub use dim::{Dim3, LaunchConfig, MAX_LAUNCH_THREADS};
 pub use oxide_macros::kernel;
 pub use oxide_macros::KernelArg;
 
@@ -200,6 +200,9 @@ pub mod __private {
     #[inline(always)]
     pub unsafe fn slice_from_raw<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
         // SAFETY: guaranteed by the caller, see above; `ptr` is non-null and aligned even when `len == 0`.
-        unsafe { core::slice::from_raw_parts(ptr, len) }
+        unsafe {
+            crate::device::assume_slice_len::<T>(len);
+            core::slice::from_raw_parts(ptr, len)
+        }
     }
 }

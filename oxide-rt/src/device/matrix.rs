@@ -41,8 +41,12 @@ impl<'a, T> Matrix<'a, T> {
         let [cols, rows] = shape;
         debug_assert!(cols <= u32::MAX as usize && rows <= u32::MAX as usize && rows * cols <= len);
         // Saying so lets `get`'s `Option<&T>` fold its null test away.
-        // SAFETY: the launchers never pass null (an empty buffer gets an aligned pad address).
-        unsafe { core::hint::assert_unchecked(!ptr.is_null()) };
+        // SAFETY: the launchers never pass null (an empty buffer gets an aligned pad address), and
+        // `len` elements live there (the caller's contract).
+        unsafe {
+            core::hint::assert_unchecked(!ptr.is_null());
+            super::assume_slice_len::<T>(len);
+        }
         Matrix { ptr, rows: rows as u32, cols: cols as u32, _borrow: PhantomData }
     }
 

@@ -43,6 +43,7 @@ pub(crate) mod panic_record;
 pub mod print;
 pub mod shared;
 pub(crate) mod slice;
+pub(crate) use slice::assume_slice_len;
 pub mod specialize;
 pub mod sync;
 pub mod tensor;

@@ -627,9 +627,27 @@ impl<T> OutputSlice for DisjointAppend<'_, T> {
     const NAME: &'static str = "DisjointAppend";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
-        // SAFETY: non-null by contract 3; the counter's address is non-null and 8-aligned by contract 5.
-        let (ptr, count) = unsafe { (NonNull::new_unchecked(ptr), NonNull::new_unchecked(shape[0] as *mut AtomicU64)) };
+        // SAFETY: non-null by contract 3 (`len` elements there by contract 1); the counter's address is non-null and 8-aligned by contract 5.
+        let (ptr, count) = unsafe {
+            assume_slice_len::<T>(len);
+            (NonNull::new_unchecked(ptr), NonNull::new_unchecked(shape[0] as *mut AtomicU64))
+        };
         DisjointAppend { ptr, len, count, _borrow: PhantomData }
+    }
+}
+
+/// Tells the optimiser what every slice of `T` obeys: at most `isize::MAX` bytes (Rust's rule for
+/// any allocation, which the launchers' device buffers meet), so an index known to be below the
+/// length is far from `usize::MAX` and small offsets of it cannot wrap. Without this, `i + k`
+/// after `i < len` keeps a wrap test per `k` (`(i + k).checked_sub(r)`: two compares per tap).
+///
+/// # Safety
+/// `len` is the length of a live slice of `T`.
+#[inline(always)]
+pub(crate) unsafe fn assume_slice_len<T>(len: usize) {
+    if core::mem::size_of::<T>() != 0 {
+        // SAFETY: a live slice of `len` `T`s spans `len * size_of::<T>() <= isize::MAX` bytes (caller).
+        unsafe { core::hint::assert_unchecked(len <= isize::MAX as usize / core::mem::size_of::<T>()) }
     }
 }
 
@@ -692,8 +710,11 @@ macro_rules! output_type {
             const NAME: &'static str = stringify!($name);
             #[inline(always)]
             unsafe fn from_raw(ptr: *mut T, len: usize, _shape: [usize; 2]) -> Self {
-                // SAFETY: non-null by contract 3.
-                let ptr = unsafe { NonNull::new_unchecked(ptr) };
+                // SAFETY: non-null by contract 3; `len` elements live there by contract 1.
+                let ptr = unsafe {
+                    assume_slice_len::<T>(len);
+                    NonNull::new_unchecked(ptr)
+                };
                 // Shape words fit in u32: the launchers refuse larger ones (`check_shape`).
                 $name { ptr, len, $($($field: _shape[$shape] as u32,)*)? _borrow: PhantomData }
             }
@@ -716,8 +737,11 @@ impl<T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> Outp
     const NAME: &'static str = "DisjointTiles";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
-        // SAFETY: non-null by contract 3.
-        let ptr = unsafe { NonNull::new_unchecked(ptr) };
+        // SAFETY: non-null by contract 3; `len` elements live there by contract 1.
+        let ptr = unsafe {
+            assume_slice_len::<T>(len);
+            NonNull::new_unchecked(ptr)
+        };
         // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (`with_rows`).
         DisjointTiles { ptr, len, cols: shape[0] as u32, rows: shape[1], _borrow: PhantomData }
     }
@@ -727,8 +751,11 @@ impl<T> OutputSlice for DisjointSlice2d<'_, T> {
     const NAME: &'static str = "DisjointSlice2d";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
-        // SAFETY: non-null by contract 3.
-        let ptr = unsafe { NonNull::new_unchecked(ptr) };
+        // SAFETY: non-null by contract 3; `len` elements live there by contract 1.
+        let ptr = unsafe {
+            assume_slice_len::<T>(len);
+            NonNull::new_unchecked(ptr)
+        };
         // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (`with_rows`).
         DisjointSlice2d { ptr, len, cols: shape[0] as u32, rows: shape[1], _borrow: PhantomData }
     }

@@ -872,8 +872,11 @@ impl<T, const BM: usize, const BN: usize, const WM: usize, const WN: usize> supe
     const NAME: &'static str = "DisjointMmaTiles";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
-        // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3.
-        let ptr = unsafe { core::ptr::NonNull::new_unchecked(ptr) };
+        // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3; `len` elements live there by contract 1.
+        let ptr = unsafe {
+            crate::device::assume_slice_len::<T>(len);
+            core::ptr::NonNull::new_unchecked(ptr)
+        };
         // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (contract 4).
         DisjointMmaTiles { ptr, len, cols: shape[0] as u32, rows: shape[1], _borrow: PhantomData }
     }

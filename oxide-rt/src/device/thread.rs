@@ -60,7 +60,10 @@ pub fn index() -> ThreadIndex {
     #[cfg(target_arch = "nvptx64")]
     {
         let (block, in_block, per_block) = linear_position();
-        ThreadIndex(block * per_block + in_block)
+        // SAFETY: the index is below the launch's thread count, which the launchers keep at or
+        // under `MAX_LAUNCH_THREADS` (2^63), so neither operation wraps. Saying so lets the
+        // optimiser treat `i + k` as no-wrap after `i < len` (one compare per offset, not two).
+        ThreadIndex(unsafe { block.unchecked_mul(per_block).unchecked_add(in_block) })
     }
 }
 
@@ -70,7 +73,13 @@ pub fn index() -> ThreadIndex {
 pub(crate) fn linear_position() -> (usize, usize, usize) {
     let (t, b, bd, gd) = (thread_idx(), block_idx(), block_dim(), grid_dim());
     let in_block = t.x as usize + bd.x as usize * (t.y as usize + bd.y as usize * t.z as usize);
-    let block = b.x as usize + gd.x as usize * (b.y as usize + gd.y as usize * b.z as usize);
+    // SAFETY: each step is at most the grid's block count, which the launchers keep at or under
+    // `MAX_LAUNCH_THREADS` (2^63), so none wraps.
+    let block = unsafe {
+        (b.x as usize).unchecked_add(
+            (gd.x as usize).unchecked_mul((b.y as usize).unchecked_add((gd.y as usize).unchecked_mul(b.z as usize))),
+        )
+    };
     let per_block = bd.x as usize * bd.y as usize * bd.z as usize;
     (block, in_block, per_block)
 }

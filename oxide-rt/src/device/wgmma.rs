@@ -886,8 +886,11 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> 
     const NAME: &'static str = "DisjointWgmmaTiles";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
-        // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3.
-        let ptr = unsafe { core::ptr::NonNull::new_unchecked(ptr) };
+        // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3; `len` elements live there by contract 1.
+        let ptr = unsafe {
+            crate::device::assume_slice_len::<T>(len);
+            core::ptr::NonNull::new_unchecked(ptr)
+        };
         // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (contract 4).
         DisjointWgmmaTiles { ptr, len, cols: shape[0] as u32, rows: shape[1], _borrow: PhantomData }
     }
@@ -978,8 +981,11 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> 
     const NAME: &'static str = "DisjointPersistentWgmmaTiles";
     #[inline(always)]
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
-        // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3.
-        let ptr = unsafe { core::ptr::NonNull::new_unchecked(ptr) };
+        // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3; `len` elements live there by contract 1.
+        let ptr = unsafe {
+            crate::device::assume_slice_len::<T>(len);
+            core::ptr::NonNull::new_unchecked(ptr)
+        };
         // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (contract 4).
         DisjointPersistentWgmmaTiles { ptr, len, cols: shape[0] as u32, rows: shape[1], round: 0, _borrow: PhantomData }
     }

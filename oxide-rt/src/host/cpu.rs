@@ -117,7 +117,7 @@ fn check(kernel: &'static str, cfg: &LaunchConfig) -> Result<(), Error> {
             return bad(format!("grid.{axis} = {gv} exceeds the limit {}", MAX_GRID[i]));
         }
     }
-    Ok(())
+    super::check_thread_count(kernel, cfg)
 }
 
 fn unlinear(i: u64, d: Dim3) -> Dim3 {

@@ -475,7 +475,7 @@ fn check(kernel: &'static str, cfg: &LaunchConfig, limits: &Limits, max_threads:
             return bad(format!("grid.{axis} = {gv} exceeds the device limit {}", limits.grid[i]));
         }
     }
-    Ok(())
+    super::check_thread_count(kernel, cfg)
 }
 
 /// Shared memory (the kernel's static arrays plus the launch's dynamic window) against the

@@ -18,6 +18,23 @@ pub use image::{loaded_image, loaded_images, ImageKind};
 pub use panic::{panic_in, synchronize};
 pub use tensor_map::{RawTensorMap, Swizzle, TensorMap, TensorMapDesc, TmaElem};
 
+/// Rejects a launch of more than [`crate::MAX_LAUNCH_THREADS`] threads (GPU and CPU alike).
+pub(crate) fn check_thread_count(kernel: &'static str, cfg: &crate::LaunchConfig) -> Result<(), Error> {
+    use crate::dim::MAX_LAUNCH_THREADS;
+    let total = u128::from(cfg.grid.volume()) * u128::from(cfg.block.volume());
+    if total > u128::from(MAX_LAUNCH_THREADS) {
+        return Err(Error::InvalidLaunch {
+            kernel,
+            reason: format!(
+                "the launch has {total} threads (grid {:?}, block {:?}), more than the {MAX_LAUNCH_THREADS} oxide allows \
+                 (2^63, so thread indices never wrap); split the work over several launches",
+                cfg.grid, cfg.block
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Which executor runs kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -53,4 +70,18 @@ pub mod __private {
     pub use super::tensor_map::{tensor_map_arg, tensor_map_on_cpu};
     pub use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, PushKernelArg};
     pub use std::sync::Arc;
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Dim3, LaunchConfig};
+
+    #[test]
+    fn launches_up_to_2_pow_63_threads_pass_the_count_check_and_larger_ones_do_not() {
+        let at = LaunchConfig::new(Dim3::new(1 << 31, 1 << 11, 1 << 11), 1024u32);
+        assert!(super::check_thread_count("k", &at).is_ok());
+        let past = LaunchConfig::new(Dim3::new(1 << 31, 1 << 11, (1 << 11) + 1), 1024u32);
+        let err = super::check_thread_count("k", &past).unwrap_err().to_string();
+        assert!(err.contains("9227875636482146304 threads"), "{err}");
+    }
 }

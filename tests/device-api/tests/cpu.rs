@@ -243,6 +243,23 @@ fn stale_shared_view_panics() {
     assert!(touched.is_err(), "a stale view must not read freed memory");
 }
 
+/// CUDA's limits allow 2^73 threads in one launch; past 2^64 linear thread indices would wrap
+/// and two threads would own one element, so oxide refuses more than 2^63 before running.
+#[test]
+fn a_launch_of_more_than_2_pow_63_threads_is_refused_before_running() {
+    let mut out = vec![0u32; 32];
+    let grid = oxide_rt::Dim3::new(i32::MAX as u32, 65535, 65535);
+    let err = kernels::cpu_pass_index(grid, 1024u32, &mut out).unwrap_err();
+    match &err {
+        Error::InvalidLaunch { kernel, reason } => {
+            assert_eq!(*kernel, "pass_index");
+            assert!(reason.contains("more than the 9223372036854775808"), "{err}");
+        }
+        other => panic!("expected InvalidLaunch, got {other}"),
+    }
+    assert_eq!(out, vec![0; 32], "no thread ran");
+}
+
 #[test]
 fn static_plus_dynamic_shared_memory_beyond_the_block_limit_is_refused() {
     let x: Vec<f32> = (0..256).map(|v| v as f32).collect();

@@ -235,6 +235,25 @@ fn misaligned_views_are_refused() {
     assert_eq!(s.clone_dtoh(&out).unwrap(), vec![3u32; 8]);
 }
 
+/// More than 2^63 threads (CUDA allows 2^73) would wrap linear thread indices: refused before
+/// the driver sees the launch.
+#[test]
+fn a_launch_of_more_than_2_pow_63_threads_is_refused() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let mut out = s.alloc_zeros::<u32>(32).unwrap();
+    let grid = oxide_rt::Dim3::new(i32::MAX as u32, 65535, 65535);
+    let err = kernels::launch_pass_index(s, grid, 1024u32, &mut out).unwrap_err();
+    match &err {
+        oxide_rt::Error::InvalidLaunch { kernel, reason } => {
+            assert_eq!(*kernel, "pass_index");
+            assert!(reason.contains("more than the 9223372036854775808"), "{err}");
+        }
+        other => panic!("expected InvalidLaunch, got {other}"),
+    }
+    assert_eq!(s.clone_dtoh(&out).unwrap(), vec![0; 32], "no thread ran");
+}
+
 #[test]
 fn static_plus_dynamic_shared_memory_beyond_the_block_limit_is_refused() {
     let Some(g) = gpu() else { return };

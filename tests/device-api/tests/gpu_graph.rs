@@ -197,9 +197,11 @@ fn a_kept_capture_stream_stays_ordered_with_the_other_streams() {
     let x: Vec<u32> = (0..n as u32).collect();
     let dx = s.clone_htod(&x).unwrap();
     let mut kept: Option<Arc<CudaStream>> = None;
-    let captured = Graph::capture(s, (s.alloc_zeros::<u32>(n).unwrap(),), |cs, (out,)| {
+    // Every buffer of a captured launch belongs to the graph, the input too.
+    let buffers = (s.clone_htod(&x).unwrap(), s.alloc_zeros::<u32>(n).unwrap());
+    let captured = Graph::capture(s, buffers, |cs, (input, out)| {
         kept = Some(cs.clone());
-        kernels::launch_busy(cs, (n / 256) as u32, 256u32, 1, &dx, out)
+        kernels::launch_busy(cs, (n / 256) as u32, 256u32, 1, &*input, out)
     });
     let Err(e) = captured else { panic!("a capture whose record kept the stream was accepted") };
     assert!(e.to_string().contains("kept a clone of the capture stream"), "{e}");
