@@ -17,6 +17,7 @@ mod checked_chains;
 mod clamped_indices;
 mod contractable_ops;
 mod distance_exits;
+mod early_checks;
 mod early_loads;
 mod float_atomics;
 mod fn_attrs;
@@ -204,7 +205,8 @@ fn contractable(ir: &str) -> String {
 /// other buffers before them (`ir/early_loads.rs`), unrolled loop remainders become rows of
 /// guarded steps (`ir/guarded_epilogs.rs`), reads behind checks of earlier reads move above
 /// those checks (`ir/checked_chains.rs`, bounded by the inputs' sizes in `meta`), and a peeled
-/// reduction's first combine moves behind its branch (`ir/late_combines.rs`). Returns the text
+/// reduction's first combine moves behind its branch (`ir/late_combines.rs`), and the bounds
+/// checks of a branching region are tested once at its start (`ir/early_checks.rs`). Returns the text
 /// and how many sites changed.
 pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir, meta);
@@ -214,7 +216,8 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let chains = guarded_epilogs::rewrite(&mut lines);
     let checked = checked_chains::hoist(&mut lines, meta);
     let combines = late_combines::rewrite(&mut lines);
-    if loads + chains + checked + combines == 0 {
+    let regions = early_checks::hoist(&mut lines);
+    if loads + chains + checked + combines + regions == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -222,7 +225,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + loads + chains + checked + combines)
+    (out, blocks + loads + chains + checked + combines + regions)
 }
 
 /// One input line; `no` survives removals so errors point at the input.

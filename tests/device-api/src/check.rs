@@ -383,3 +383,23 @@ pub fn check_append(x: &[u32], d: u32, out: &[u32], count: u64, start: usize) ->
     }
     Ok(())
 }
+
+/// CPU reference of `kernels::taps3x3` (zero padding), row-major `rows x cols`.
+pub fn taps3x3(input: &[f32], w: &[f32; 9], cols: usize, rows: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; cols * rows];
+    for y in 0..rows {
+        for x in 0..cols {
+            let mut acc = 0.0f32;
+            for dy in 0..3 {
+                for dx in 0..3 {
+                    let (xx, yy) = (x + dx, y + dy);
+                    if xx >= 1 && yy >= 1 && xx - 1 < cols && yy - 1 < rows {
+                        acc += w[dy * 3 + dx] * input[(yy - 1) * cols + (xx - 1)];
+                    }
+                }
+            }
+            out[y * cols + x] = acc;
+        }
+    }
+    out
+}

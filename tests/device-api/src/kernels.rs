@@ -526,6 +526,27 @@ pub fn gather4(idx: &[u32], x: &[f32], mut out: DisjointSlice<f32>) {
     }
 }
 
+/// 3x3 convolution with zero padding, each tap read under the user's own test: release builds
+/// test the taps' bounds checks once, before the taps (`ir/early_checks.rs`); a tap past
+/// `input` is still a kernel panic at this line.
+#[kernel]
+pub fn taps3x3(input: &[f32], w: [f32; 9], mut out: DisjointSlice2d<f32>) {
+    let (x, y) = thread::index_2d();
+    let (cols, rows) = (out.cols(), out.rows());
+    if let Some(o) = out.get_mut() {
+        let mut acc = 0.0f32;
+        for dy in 0..3 {
+            for dx in 0..3 {
+                let (xx, yy) = (x + dx, y + dy);
+                if xx >= 1 && yy >= 1 && xx - 1 < cols && yy - 1 < rows {
+                    acc += w[dy * 3 + dx] * input[(yy - 1) * cols + (xx - 1)];
+                }
+            }
+        }
+        *o = acc;
+    }
+}
+
 /// Shuffles with `mask`, less the calling lane when `leave_out_self` is set: a kernel panic
 /// (PTX leaves a `.sync` warp operation whose mask omits the executing lane undefined).
 #[kernel]

@@ -243,6 +243,28 @@ fn stale_shared_view_panics() {
     assert!(touched.is_err(), "a stale view must not read freed memory");
 }
 
+/// The CPU half of gpu_panic's taps test: the same result, and an input one row short is a
+/// kernel panic at the kernel's line.
+#[test]
+fn taps_past_the_end_of_their_input_panic() {
+    let (cols, rows) = (37usize, 29usize);
+    let input: Vec<f32> = (0..cols * rows).map(|k| (k % 13) as f32 * 0.25 - 1.0).collect();
+    let w = [0.5f32, -1.0, 0.25, 2.0, 1.0, -0.5, 0.125, 0.75, -2.0];
+    let mut out = vec![0.0f32; cols * rows];
+    kernels::cpu_taps3x3((2u32, 8u32), (32u32, 4u32), &input, w, Slice2d::new(&mut out, cols)).unwrap();
+    assert_eq!(out, check::taps3x3(&input, &w, cols, rows));
+    let err =
+        kernels::cpu_taps3x3((2u32, 8u32), (32u32, 4u32), &input[..cols * (rows - 1)], w, Slice2d::new(&mut out, cols))
+            .unwrap_err();
+    match &err {
+        Error::KernelPanic { kernel, location, .. } => {
+            assert_eq!(*kernel, "taps3x3");
+            assert!(location.as_deref().unwrap_or_default().contains("kernels.rs:"), "{err}");
+        }
+        other => panic!("expected KernelPanic, got {other}"),
+    }
+}
+
 /// CUDA's limits allow 2^73 threads in one launch; past 2^64 linear thread indices would wrap
 /// and two threads would own one element, so oxide refuses more than 2^63 before running.
 #[test]

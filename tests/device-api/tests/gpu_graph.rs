@@ -211,7 +211,8 @@ fn a_kept_capture_stream_stays_ordered_with_the_other_streams() {
     for round in 0..3 {
         let mut out = s.alloc_zeros::<u32>(n).unwrap();
         g.synchronize().unwrap();
-        kernels::launch_busy(&kept, (n / 256) as u32, 256u32, 4096, &dx, &mut out).unwrap();
+        kernels::launch_busy(&kept, (n / 256) as u32, 256u32, 4096, &dx, &mut out)
+            .unwrap_or_else(|e| panic!("round {round}: a launch on the kept stream failed: {e}"));
         assert_eq!(s.clone_dtoh(&out).unwrap(), want, "round {round}: the copy did not wait for the kernel");
     }
 }

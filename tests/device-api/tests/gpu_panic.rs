@@ -3,7 +3,7 @@
 //! ci/gpu-check.sh in both profiles (release builds take another panic path). Its own test
 //! binary, so a regression that poisons the context cannot take other tests with it.
 
-use device_api::kernels;
+use device_api::{check, kernels};
 use oxide_rt::Error;
 
 #[test]
@@ -89,5 +89,40 @@ fn a_gather_reads_ahead_of_its_checks_and_still_panics_past_the_end() {
     idx[4 * 13 + 2] = 99;
     let didx = s.clone_htod(&idx).unwrap();
     kernels::launch_gather4(s, 2u32, 32u32, &didx, &dx, &mut out).unwrap();
+    g.synchronize().unwrap();
+}
+
+/// Taps read under the user's own tests, their bounds checks tested once before them in
+/// release builds: in range the result is the CPU's (bit for bit: the same order of fused
+/// multiply-adds); an input one row short is a kernel panic at the kernel's line, from the
+/// threads whose lower taps reach past it, and the context stays usable.
+#[test]
+fn taps_checked_before_they_run_still_panic_past_the_end() {
+    let Some(g) = device_api::gpu_or_skip() else { return };
+    let s = &g.stream;
+    let (cols, rows) = (37usize, 29usize);
+    let input: Vec<f32> = (0..cols * rows).map(|k| (k % 13) as f32 * 0.25 - 1.0).collect();
+    let w = [0.5f32, -1.0, 0.25, 2.0, 1.0, -0.5, 0.125, 0.75, -2.0];
+    let mut out = s.alloc_zeros::<f32>(cols * rows).unwrap();
+    let run = |input: &[f32], out: &mut oxide_rt::cuda::CudaSlice<f32>| {
+        let d = s.clone_htod(input).unwrap();
+        kernels::launch_taps3x3(s, (2u32, 8u32), (32u32, 4u32), &d, w, oxide_rt::Slice2d::new(out, cols)).unwrap();
+    };
+    run(&input, &mut out);
+    g.synchronize().unwrap();
+    let want = check::taps3x3(&input, &w, cols, rows);
+    let got = s.clone_dtoh(&out).unwrap();
+    for (k, (a, b)) in got.iter().zip(&want).enumerate() {
+        assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "element {k}: {a} against {b}");
+    }
+    run(&input[..cols * (rows - 1)], &mut out);
+    match g.synchronize().unwrap_err() {
+        Error::KernelPanic { kernel, location, .. } => {
+            assert_eq!(kernel, "taps3x3");
+            assert!(location.as_deref().unwrap_or_default().contains("kernels.rs:"), "{location:?}");
+        }
+        other => panic!("expected Error::KernelPanic, got {other:?}"),
+    }
+    run(&input, &mut out);
     g.synchronize().unwrap();
 }
