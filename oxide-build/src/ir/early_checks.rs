@@ -684,6 +684,65 @@ panic:                                            ; preds = %t1, %t0
         format!("@__oxide_panic_buffer = external global ptr\n{out}attributes #0 = {{ nounwind }}\n")
     }
 
+    /// Tap 0 and tap 2 alone under their conditions; tap 1 two reads under one condition.
+    const MIXED: &str = "define ptx_kernel void @k(ptr noalias noundef readonly %__oxide_in_x, i64 noundef %__oxide_in_x_len, ptr %out, i64 %i, i1 %in0, i1 %in1, i1 %in2) #0 {
+start:
+  br i1 %in0, label %t0, label %j0
+
+t0:                                               ; preds = %start
+  %ok0 = icmp ult i64 %i, %__oxide_in_x_len
+  br i1 %ok0, label %j0, label %panic
+
+j0:                                               ; preds = %t0, %start
+  br i1 %in1, label %t1, label %j1
+
+t1:                                               ; preds = %j0
+  %i1 = add i64 %i, 1
+  %ok1 = icmp ult i64 %i1, %__oxide_in_x_len
+  br i1 %ok1, label %u1, label %panic
+
+u1:                                               ; preds = %t1
+  %i1b = add i64 %i, 2
+  %ok1b = icmp ult i64 %i1b, %__oxide_in_x_len
+  br i1 %ok1b, label %j1, label %panic
+
+j1:                                               ; preds = %u1, %j0
+  br i1 %in2, label %t2, label %done
+
+t2:                                               ; preds = %j1
+  %i2 = add i64 %i, 3
+  %ok2 = icmp ult i64 %i2, %__oxide_in_x_len
+  br i1 %ok2, label %done, label %panic
+
+done:                                             ; preds = %t2, %j1
+  ret void
+
+panic:                                            ; preds = %t2, %u1, %t1, %t0
+  %at = phi i32 [ 1, %t0 ], [ 2, %t1 ], [ 3, %u1 ], [ 4, %t2 ]
+  %b = load volatile ptr, ptr @__oxide_panic_buffer, align 8
+  unreachable
+}
+";
+
+    #[test]
+    fn checks_sharing_a_condition_keep_their_branches_and_still_panic_first() {
+        let (out, n) = run(MIXED);
+        assert_eq!(n, 1, "{out}");
+        for want in [
+            // Taps 0 and 2 go straight on; tap 1's two checks keep their branches.
+            "  %ok0 = icmp ult i64 %i, %__oxide_in_x_len\n  br label %j0\n",
+            "  br i1 %ok1, label %u1, label %panic\n",
+            "  br i1 %ok1b, label %j1, label %panic\n",
+            "  %ok2 = icmp ult i64 %i2, %__oxide_in_x_len\n  br label %done\n",
+            // The picker tests all four in order, so tap 1 still panics before tap 2.
+            "  %at = phi i32 [ 2, %t1 ], [ 3, %u1 ], [ 1, %__oxide_ec0_d0 ], [ 2, %__oxide_ec0_d1 ], [ 3, %__oxide_ec0_d2 ], [ 4, %__oxide_ec0_d3 ]\n",
+            "__oxide_ec0_d3:\n  br label %panic\n",
+        ] {
+            assert!(out.contains(want), "missing\n{want}\nin\n{out}");
+        }
+        crate::ir::tests::assert_valid_ir("early-checks-mixed", &with_decls(&out));
+    }
+
     /// LLVM's verifier accepts the result.
     #[test]
     fn the_rewrite_is_valid_ir() {
