@@ -273,7 +273,6 @@ impl<B: GraphBuffers> Graph<B> {
         let capture = CaptureStream::new(stream.context())?;
         let mut state =
             Capturing { stream: capture.stream.cu_stream() as usize, ranges, launches: vec![], pending: vec![] };
-        let mut kept = false;
         for _ in 0..MAX_RECORDS {
             let session = Session::begin(&capture, state)?;
             let recorded = record(&capture.stream, &mut buffers);
@@ -283,15 +282,22 @@ impl<B: GraphBuffers> Graph<B> {
             // unordered with frees and copies on the context's other streams. Before the
             // capture ends (no window for another thread), put the context into cudarc's
             // multi-stream mode for good, which orders every buffer use on every stream.
-            let tracked = match kept || Arc::strong_count(&capture.stream) == 1 {
-                true => Ok(()),
-                false => {
-                    kept = true;
-                    track_all_streams(stream)
-                }
-            };
+            let kept = Arc::strong_count(&capture.stream) != 1;
+            let tracked = if kept { track_all_streams(stream) } else { Ok(()) };
             let (graph, finished) = session.end();
             tracked?;
+            if kept {
+                // No second record: in multi-stream mode its launches would record the buffers'
+                // events inside the capture, and waiting on those afterwards (the buffers' drop)
+                // fails (H200: the next call on the context returned CUDA_ERROR_INVALID_VALUE).
+                drop(graph);
+                return Err(Error::Graph(
+                    "`record` kept a clone of the capture stream it was given (or a buffer allocated on it) past the \
+                     capture; launch only inside `record` and let the stream go (the context now tracks every \
+                     stream's buffer uses, so later captures of it may be refused)"
+                        .into(),
+                ));
+            }
             state = finished;
             if !state.pending.is_empty() {
                 drop(graph);
@@ -307,14 +313,6 @@ impl<B: GraphBuffers> Graph<B> {
                 return Err(Error::Graph(
                     "`record` replaced or resized one of the graph's buffers; it must launch on the buffers it is \
                      given and leave them in place"
-                        .into(),
-                ));
-            }
-            if kept {
-                return Err(Error::Graph(
-                    "`record` kept a clone of the capture stream it was given (or a buffer allocated on it) past the \
-                     capture; launch only inside `record` and let the stream go (the context now tracks every \
-                     stream's buffer uses, so later captures of it may be refused)"
                         .into(),
                 ));
             }
