@@ -341,7 +341,7 @@ fn plan(
     for &k in &region[1..] {
         let mut any: Option<String> = None;
         for p in &blocks[k].preds {
-            let q = find[p.as_str()];
+            let q = *find.get(p.as_str())?;
             let from = reach.get(&q).cloned()?;
             let edge = match &exits[q] {
                 Exit::Jump(_) => from,
@@ -388,7 +388,7 @@ fn plan(
             let n = cp.lines.len();
             cp.push(&format!("f{n}"), format!("xor i1 {test}, true"))
         };
-        let b = and(&mut cp, &reach[&c.block], &fails);
+        let b = and(&mut cp, reach.get(&c.block)?, &fails);
         bad.push(b);
         // The panic block's phis: the value each took from this check's block.
         let mut values = Vec::new();
@@ -407,7 +407,7 @@ fn plan(
     // keeps its branch: testing it early only keeps its index live longer (H200: box27_3d
     // 1.88 -> 2.01, stencil7_3d 1.35 -> 1.64 when moved). The first failing check still wins:
     // the picker tests every check in order.
-    let reaches: Vec<&String> = checks.iter().map(|c| &reach[&c.block]).collect();
+    let reaches: Vec<&String> = checks.iter().map(|c| reach.get(&c.block)).collect::<Option<_>>()?;
     let hoisted: Vec<bool> =
         reaches.iter().map(|r| r.as_str() != "true" && reaches.iter().filter(|o| o == &r).count() == 1).collect();
     let mut moved = bad.iter().zip(&hoisted).filter(|(_, h)| **h).map(|(b, _)| b.clone());
