@@ -156,7 +156,7 @@ fn rewrite_function(mut body: Vec<Line>, first_id: usize) -> (Vec<Line>, usize) 
         if in_region[e] || panics[e] || label.is_empty() || label[1..].bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        let mut region = grow(&body, &blocks, &find, &panics, &exits, e);
+        let mut region = grow(&body, &blocks, &find, &panics, &exits, &in_region, e);
         let mut checks = checks_of(&find, &panics, &exits, &region);
         if checks.len() > MAX_CHECKS {
             checks.truncate(MAX_CHECKS);
@@ -188,14 +188,16 @@ fn rewrite_function(mut body: Vec<Line>, first_id: usize) -> (Vec<Line>, usize) 
 }
 
 /// The region that starts at `e`: `e`, then (in text order, to a fixed point) every block
-/// whose predecessors are all in it, that is not a panic block, and whose instructions are
-/// free of side effects. Entered only from `e`, so `e` dominates it and it has no loop.
+/// whose predecessors are all in it, that is not a panic block or `taken` by a region before,
+/// and whose instructions are free of side effects. Entered only from `e`, so `e` dominates it
+/// and it has no loop.
 fn grow(
     body: &[Line],
     blocks: &[Block],
     find: &HashMap<&str, usize>,
     panics: &[bool],
     exits: &[Exit],
+    taken: &[bool],
     e: usize,
 ) -> Vec<usize> {
     let mut region = vec![e];
@@ -214,7 +216,7 @@ fn grow(
     while changed {
         changed = false;
         for k in 0..blocks.len() {
-            if member[k] || panics[k] || !region.iter().any(|&r| successors(r).contains(&k)) {
+            if member[k] || panics[k] || taken[k] || !region.iter().any(|&r| successors(r).contains(&k)) {
                 continue;
             }
             let b = &blocks[k];
