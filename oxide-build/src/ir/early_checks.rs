@@ -16,11 +16,13 @@
 //! ptxas turns small conditional blocks into predicated instructions, so nvcc's twin issues
 //! all nine loads at once and adds up after. A block that may branch to the panic path is not
 //! one it converts: each tap stays a branch, and its load waits for the tap before it to have
-//! added its own (H200, conv2d_3x3: 36 branch instructions in SASS, 1.72 of nvcc's time).
-//! Here every check of the region is tested in `E`, where the region starts: whether its block
-//! is reached (from the branch conditions on the way) and whether it fails. A thread with a
-//! failing check goes to the panic path of the first one on its way; every other thread runs
-//! the region with the checks' branches gone:
+//! added its own (H200, conv2d_3x3: 36 branch instructions in SASS, 1.70 of nvcc's time;
+//! 1.52 with this). Here every check of the region is tested in `E`, where the region starts:
+//! whether its block is reached (from the branch conditions on the way) and whether it fails.
+//! A thread with a failing check goes to the panic path of the first one on its way; every
+//! other thread runs the region with the branches of the checks that sit alone under a
+//! condition of their own gone (the others keep theirs: moving them only kept their indices
+//! live longer, see `plan`):
 //!
 //! ```text
 //! E:  ... copies of the tests, %reach1 = %inside1, %bad1 = select %reach1, !%ok1', false, ...
