@@ -40,9 +40,8 @@ impl<'a, T> Matrix<'a, T> {
     pub unsafe fn from_raw(ptr: *const T, len: usize, shape: [usize; 2]) -> Self {
         let [cols, rows] = shape;
         debug_assert!(cols <= u32::MAX as usize && rows <= u32::MAX as usize && rows * cols <= len);
-        // Saying so lets `get`'s `Option<&T>` fold its null test away.
-        // SAFETY: the launchers never pass null (an empty buffer gets an aligned pad address), and
-        // `len` elements live there (the caller's contract).
+        // Saying so lets `get`'s `Option<&T>` fold its null test away, and bounds indices by `len`.
+        // SAFETY: the launchers never pass null (an empty buffer gets an aligned pad address), and `len` elements live there (the caller's contract).
         unsafe {
             core::hint::assert_unchecked(!ptr.is_null());
             super::assume_slice_len::<T>(len);

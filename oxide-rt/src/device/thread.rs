@@ -60,9 +60,9 @@ pub fn index() -> ThreadIndex {
     #[cfg(target_arch = "nvptx64")]
     {
         let (block, in_block, per_block) = linear_position();
-        // SAFETY: the index is below the launch's thread count, which the launchers keep at or
-        // under `MAX_LAUNCH_THREADS` (2^63), so neither operation wraps. Saying so lets the
-        // optimiser treat `i + k` as no-wrap after `i < len` (one compare per offset, not two).
+        // Saying that neither operation wraps lets the optimiser treat `i + k` as no-wrap after
+        // `i < len` (one compare per offset, not two).
+        // SAFETY: the index is below the launch's thread count, which the launchers keep at or under `MAX_LAUNCH_THREADS` (2^63).
         ThreadIndex(unsafe { block.unchecked_mul(per_block).unchecked_add(in_block) })
     }
 }
@@ -73,8 +73,7 @@ pub fn index() -> ThreadIndex {
 pub(crate) fn linear_position() -> (usize, usize, usize) {
     let (t, b, bd, gd) = (thread_idx(), block_idx(), block_dim(), grid_dim());
     let in_block = t.x as usize + bd.x as usize * (t.y as usize + bd.y as usize * t.z as usize);
-    // SAFETY: each step is at most the grid's block count, which the launchers keep at or under
-    // `MAX_LAUNCH_THREADS` (2^63), so none wraps.
+    // SAFETY: each step is at most the grid's block count, which the launchers keep at or under `MAX_LAUNCH_THREADS` (2^63), so none wraps.
     let block = unsafe {
         (b.x as usize).unchecked_add(
             (gd.x as usize).unchecked_mul((b.y as usize).unchecked_add((gd.y as usize).unchecked_mul(b.z as usize))),
