@@ -1,4 +1,5 @@
-//! `noalias nonnull` on the slice parameters of kernels (`nonnull` alone on inputs of atomics).
+//! `noalias nonnull` on the slice parameters of kernels, `readonly` on inputs (`nonnull` alone on
+//! inputs of atomics).
 
 use super::{find_params_close, split_top, Line};
 
@@ -40,7 +41,14 @@ pub(super) fn mark_noalias_params(lines: &mut [Line]) {
                 if !marked || p.split(' ').any(|w| w == "noalias") {
                     return p.to_string();
                 }
-                format!("ptr noalias {nonnull}{rest}")
+                // Inputs are read-only too (`KernelArg`: no interior mutability; the launchers
+                // refuse an input of atomics overlapping them). rustc infers `readonly` only for
+                // pointers whose address never becomes an integer, so a row whose loop counts
+                // by address (`row.iter()`) lost the non-coherent cache and, with it, the
+                // freedom of ptxas to move its loads above the output's stores.
+                let readonly = name.starts_with(IN_PARAM) && !p.split(' ').any(|w| w == "readonly" || w == "readnone");
+                let readonly = if readonly { "readonly " } else { "" };
+                format!("ptr noalias {nonnull}{readonly}{rest}")
             })
             .collect();
         line.text = format!("{}{}{}", &line.text[..open + 1], rewritten.join(", "), &line.text[close..]);
@@ -54,7 +62,7 @@ mod tests {
 
     #[test]
     fn slice_params_of_kernels_become_noalias() -> TestResult {
-        let ir = "define ptx_kernel void @k(float %a, ptr noundef readonly captures(none) %__oxide_in_x, i64 %__oxide_in_x_len, ptr noundef %__oxide_out_y, i64 %n, ptr %raw, ptr noundef %__oxide_atomic_c, i64 %__oxide_atomic_c_len) unnamed_addr #0 {\n\
+        let ir = "define ptx_kernel void @k(float %a, ptr noundef readonly captures(none) %__oxide_in_x, i64 %__oxide_in_x_len, ptr noundef %__oxide_out_y, i64 %n, ptr %raw, ptr noundef %__oxide_atomic_c, i64 %__oxide_atomic_c_len, ptr noundef %__oxide_in_w, i64 %__oxide_in_w_len) unnamed_addr #0 {\n\
                   ret void\n}\n\
                   define void @helper(ptr %__oxide_in_x) #0 {\n  ret void\n}\n";
         let out = process(ir)?.ir;
@@ -63,6 +71,10 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("ptr noalias nonnull noundef %__oxide_out_y"), "{out}");
+        assert!(
+            out.contains("ptr noalias nonnull readonly noundef %__oxide_in_w"),
+            "an input whose address rustc saw escape is read-only all the same: {out}"
+        );
         assert!(out.contains("ptr %raw, "), "unmarked pointers stay as they are: {out}");
         assert!(out.contains(", ptr nonnull noundef %__oxide_atomic_c, "), "inputs of atomics may alias: {out}");
         assert!(out.contains("define internal void @helper(ptr %__oxide_in_x)"), "only kernels: {out}");

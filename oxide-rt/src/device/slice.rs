@@ -399,7 +399,10 @@ impl<'r, T> Iterator for RowIterMut<'r, T> {
         if c >= self.end {
             return None;
         }
-        self.next = c.saturating_add(self.step);
+        // `c < end <= u32::MAX` and `step` is at most the launch's thread count (`< 2^63`): a
+        // plain add cannot wrap, and unlike a saturating one LLVM sees the loop's induction
+        // variable in it, so the row loop is counted, unrolled and its bounds checks hoisted.
+        self.next = c + self.step;
         // SAFETY: `base + c < len` (`end` is cut at the buffer's end); the columns this iterator yields are distinct (strictly increasing) and owned by this thread only (see `DisjointRows`), and the iterator holds the row's `&mut` borrow.
         Some((c, unsafe { &mut *self.ptr.as_ptr().add(self.base + c) }))
     }
