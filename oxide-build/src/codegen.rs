@@ -43,6 +43,18 @@ const SCEV_BUDGET: &str = "-scev-cheap-expansion-budget=32";
 /// turn that check off, and so does this one.
 const UNROLL_PRIVATE_PASSES: &str = "loop(loop-unroll-full),sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg";
 
+/// LLVM's inductive range check elimination, before any unrolling: a loop whose bounds checks
+/// test its induction variable (`gamma[c]` for `c` in `t, t + 256, ..`) runs as a copy without
+/// them over the iterations where they provably pass, with the checked loop only before and
+/// after; the copy has one exit, so the unroller puts its loads side by side (H200, frozen
+/// suite: layernorm_rows 1.20 -> 1.06 of nvcc's time; BENCHMARKS.md). Loops that hold a
+/// barrier keep their checks (`ir/barrier_loops.rs`).
+const BOUNDS_CHECKS_OUT_OF_LOOPS: &str = "irce";
+
+/// Runtime unrolling (multi-exit loops too, `opt_tuning`) and the folding rustc's pipeline runs
+/// after its own unroller.
+const RUNTIME_UNROLL_PASSES: &str = "loop-unroll<O3>,instcombine<no-verify-fixpoint>,simplifycfg";
+
 /// Loops marked for full unrolling (`ir/private_array_loops.rs`) with more iterations than this
 /// stay loops: LLVM's own cap is a million, and a 80 000-iteration loop filling a local array
 /// kept `opt` busy for over 20 minutes.
@@ -145,7 +157,10 @@ fn rustc_ptx(tc: &Toolchain, input: &Input<'_>) -> Result<String, Error> {
 fn llc_ptx(tc: &Toolchain, llc: &Path, input: &Input<'_>) -> Result<(String, Vec<String>), Error> {
     let processed = &input.ir.processed;
     let mut commands = Vec::new();
-    let mut ir = input.ir.path.clone();
+    let mut ir = match &tc.opt {
+        Some(opt) => bounds_checks_out_of_loops(opt, input, &mut commands)?,
+        None => input.ir.path.clone(),
+    };
     if processed.needs_libdevice || !input.linked_ir.is_empty() {
         // C++ device functions may call CUDA math (`__nv_*`) themselves: libdevice comes along.
         let libdevice = match processed.needs_libdevice {
@@ -199,25 +214,15 @@ fn llc_ptx(tc: &Toolchain, llc: &Path, input: &Input<'_>) -> Result<(String, Vec
         // internalization made dead (core's unused functions) before llc.
         let optimized = input.work_dir.join("opt.ll");
         let mut cmd = Command::new(opt);
-        // Marked loops are unrolled (`default<O3>` above does that too), then their private
-        // arrays promoted to registers and the unrolled code folded. Loops with a newly counted
-        // exit are unrolled at run time (rustc's pipeline saw them uncounted).
+        // Marked loops are unrolled (`default<O3>` above does that too), their private arrays
+        // promoted to registers and the unrolled code folded; then every loop is unrolled at
+        // run time, which rustc's pipeline leaves to this one (see device_build.rs).
         let mut function_passes = Vec::new();
         if processed.unroll_private_loops {
             function_passes.push(UNROLL_PRIVATE_PASSES);
         }
-        if processed.counted_exits {
-            function_passes.push("loop-unroll<O3>,simplifycfg");
-        }
-        if processed.hoisted_loads && function_passes.is_empty() {
-            // Merge the empty blocks the hoisted reads left, for `after_opt`.
-            function_passes.push("simplifycfg");
-        }
-        let passes = if function_passes.is_empty() {
-            "-passes=always-inline,globaldce".to_string()
-        } else {
-            format!("-passes=always-inline,function({}),globaldce", function_passes.join(","))
-        };
+        function_passes.push(RUNTIME_UNROLL_PASSES);
+        let passes = format!("-passes=always-inline,function({}),globaldce", function_passes.join(","));
         cmd.arg(passes).args(opt_tuning(input)).arg(&ir).arg("-S").arg("-o").arg(&optimized);
         commands.push(run_tool(&mut cmd, input.module, "opt")?);
         ir = after_opt(&optimized, input)?;
@@ -228,6 +233,24 @@ fn llc_ptx(tc: &Toolchain, llc: &Path, input: &Input<'_>) -> Result<(String, Vec
         _ => text,
     };
     Ok((text, commands))
+}
+
+/// `opt`'s range check elimination over the IR stage's output, before anything unrolls a loop
+/// (`BOUNDS_CHECKS_OUT_OF_LOOPS`); the branches the IR stage froze to keep it out of loops
+/// with barriers are thawed again after it, so no other pass sees them. Returns the file the
+/// rest of the pipeline reads.
+fn bounds_checks_out_of_loops(opt: &Path, input: &Input<'_>, commands: &mut Vec<String>) -> Result<PathBuf, Error> {
+    let out = input.work_dir.join("irce.ll");
+    let mut cmd = Command::new(opt);
+    cmd.arg(format!("-passes=function({BOUNDS_CHECKS_OUT_OF_LOOPS})"))
+        .arg(&input.ir.path)
+        .arg("-S")
+        .arg("-o")
+        .arg(&out);
+    commands.push(run_tool(&mut cmd, input.module, "opt")?);
+    let text = std::fs::read_to_string(&out).map_err(|e| Error::io(format!("reading {}", out.display()), e))?;
+    std::fs::write(&out, crate::ir::thaw(&text)).map_err(|e| Error::io(format!("writing {}", out.display()), e))?;
+    Ok(out)
 }
 
 /// The IR transforms that need `opt`'s output (`ir::after_opt`), in release builds; returns

@@ -42,7 +42,7 @@ impl crate::Traced for DeviceBuild {
     }
 }
 
-/// LLVM option shared by rustc's and opt's unrollers (see the device rustflags below).
+/// LLVM option of the unroller in oxide-build's `opt` (rustc's pipeline runs without it, see below).
 pub(crate) const RUNTIME_MULTI_EXIT: &str = "-unroll-runtime-multi-exit";
 
 pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, opts: &Options<'_>) -> Result<DeviceBuild, Error> {
@@ -91,11 +91,10 @@ pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, opts: &Options
     // barriers allow (`barrier.sync`, not the `.aligned` `bar.sync`).
     let mut rustflags = vec![
         format!("-Ctarget-cpu={}", opts.arch),
-        // Runtime unrolling also for loops with more than one exit: a bounds check's panic is
-        // an exit, so without this a checked loop is never unrolled, its loads never overlap
-        // (H200, frozen suite: CSR SpMV with `cols[j]`/`x[c]` 2.27 -> 1.23 of nvcc's time,
-        // Mandelbrot 1.006 -> 0.821; no kernel slower by more than 0.01).
-        format!("-Cllvm-args={RUNTIME_MULTI_EXIT}"),
+        // No runtime unrolling of loops with more than one exit here: a bounds check's panic is
+        // an exit, and such a loop must reach oxide-build's `opt` whole, whose range check
+        // elimination takes the checks out first (codegen.rs). That `opt` then unrolls them,
+        // multi-exit ones too (`RUNTIME_MULTI_EXIT`).
         // Let the MIR inliner take iterator adapters whole (`zip` over an array by value, `next`
         // of `array::IntoIter`), so jump threading sees their `Option`s and the loops become
         // counted: the frozen suite's box_blur_rgb keeps no local-memory array with these.

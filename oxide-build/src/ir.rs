@@ -13,6 +13,7 @@ use crate::error::{Error, ErrorKind};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod barrier_loops;
 mod checked_chains;
 mod clamped_indices;
 mod contractable_ops;
@@ -110,12 +111,6 @@ pub struct Processed {
     /// Some loop is marked for full unrolling (`ir/private_array_loops.rs`): the optimiser must
     /// run the unroller before llc.
     pub unroll_private_loops: bool,
-    /// Some loop exit became counted (`ir/distance_exits.rs`): the optimiser should unroll it at
-    /// run time.
-    pub counted_exits: bool,
-    /// Some guarded read moved above its branch (`ir/guarded_loads.rs`), leaving empty blocks
-    /// the optimiser should merge.
-    pub hoisted_loads: bool,
     /// Records from `oxide.meta` statics, which are removed from the IR.
     pub meta: Vec<MetaRecord>,
 }
@@ -163,11 +158,12 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     noalias_inputs::mark_noalias_params(&mut lines);
     clamped_indices::clamped_checks(&mut lines);
     let records: Vec<MetaRecord> = meta.iter().map(|(record, _)| record.clone()).collect();
-    let hoisted_loads = guarded_loads::hoist(&mut lines, &records) > 0;
+    guarded_loads::hoist(&mut lines, &records);
     saturating_casts::nvvm_casts(&mut lines);
     float_atomics::atomicrmw_fadd(&mut lines);
     let unroll_private_loops = private_array_loops::mark(&mut lines);
-    let counted_exits = distance_exits::counted_exits(&mut lines);
+    distance_exits::counted_exits(&mut lines);
+    barrier_loops::freeze_branches(&mut lines);
     let needs_libdevice = libdevice::needs_libdevice(&lines);
 
     let mut out = String::with_capacity(ir.len() + 1024);
@@ -181,10 +177,22 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
         shared_statics,
         needs_libdevice,
         unroll_private_loops,
-        counted_exits,
-        hoisted_loads,
         meta: meta.into_iter().map(|(record, _)| record).collect(),
     })
+}
+
+/// `ir` without the `freeze`s `ir/barrier_loops.rs` put on branches for `opt`'s range check
+/// elimination, once that has run.
+pub(crate) fn thaw(ir: &str) -> String {
+    let mut lines: Vec<Line> =
+        ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
+    barrier_loops::thaw(&mut lines);
+    let mut out = String::with_capacity(ir.len());
+    for line in &lines {
+        out.push_str(&line.text);
+        out.push('\n');
+    }
+    out
 }
 
 /// `ir` with the kernels' float multiplies and adds marked `contract` (`ir/contractable_ops.rs`).

@@ -441,7 +441,7 @@ fn early_tests(body: &[Line], steps: &[&Block]) -> Option<Vec<usize>> {
 }
 
 /// `line` with every use of value `old` renamed `new`.
-fn replace_value(line: &str, old: &str, new: &str) -> String {
+pub(super) fn replace_value(line: &str, old: &str, new: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(at) = rest.find(old) {

@@ -466,7 +466,7 @@ pub(super) fn after_barrier(body: &[Line], blocks: &[Block]) -> HashSet<usize> {
 }
 
 /// A block-wide barrier: `llvm.nvvm.barrier*` or inline `bar.sync`/`bar.red`/`barrier.*`.
-fn is_barrier(line: &str) -> bool {
+pub(super) fn is_barrier(line: &str) -> bool {
     line.contains("@llvm.nvvm.barrier")
         || (line.contains(" asm ") && ["bar.sync", "bar.red", "barrier."].iter().any(|b| line.contains(b)))
 }
