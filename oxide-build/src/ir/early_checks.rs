@@ -409,20 +409,110 @@ fn plan(
     // Only a check alone under a condition of its own gains: ptxas can then predicate its
     // block. A check that every thread reaches, or one of several reads under one condition,
     // keeps its branch: testing it early only keeps its index live longer (H200: box27_3d
-    // 1.88 -> 2.01, stencil7_3d 1.35 -> 1.64 when moved). The first failing check still wins:
-    // the picker tests every check in order.
+    // 1.88 -> 2.01, stencil7_3d 1.35 -> 1.64 when moved). Except a run of checks on one slice
+    // at constant distances from one index (`rgb[p]`, `rgb[p + 1]`, `rgb[p + 2]`) reached
+    // under one condition: its nearest and farthest checks imply the rest (`runs`), so two
+    // tests stand for all of them. The first failing check still wins: the picker tests every
+    // check in order.
     let reaches: Vec<&String> = checks.iter().map(|c| reach.get(&c.block)).collect::<Option<_>>()?;
-    let hoisted: Vec<bool> =
-        reaches.iter().map(|r| r.as_str() != "true" && reaches.iter().filter(|o| o == &r).count() == 1).collect();
-    let mut moved = bad.iter().zip(&hoisted).filter(|(_, h)| **h).map(|(b, _)| b.clone());
+    let (in_run, ends) = runs(body, defs, checks, &reaches);
+    let hoisted: Vec<bool> = reaches
+        .iter()
+        .enumerate()
+        .map(|(n, r)| in_run[n] || (r.as_str() != "true" && reaches.iter().filter(|o| o == &r).count() == 1))
+        .collect();
+    let tested = (0..checks.len()).filter(|&n| hoisted[n] && (!in_run[n] || ends.contains(&n)));
+    let mut moved = tested.map(|n| bad[n].clone());
     let mut any = moved.next()?;
-    let mut count = 1;
     for b in moved {
         let n = cp.lines.len();
         any = cp.push(&format!("o{n}"), format!("select i1 {any}, i1 true, i1 {b}"));
-        count += 1;
     }
-    (count >= 2).then_some(Plan { lines: cp.lines, bad, phi_values, hoisted, any })
+    (hoisted.iter().filter(|h| **h).count() >= 2).then_some(Plan { lines: cp.lines, bad, phi_values, hoisted, any })
+}
+
+/// Runs of checks `base + c < len` with one `base`, one `len` (a slice's length, or a constant
+/// below 2^62) and constant `c`, reached under one condition, two or more to a run. Returns
+/// which checks are in a run and, per run, its checks of least and greatest `c`. Those two
+/// passing imply every check of the run passes (the tests are copied without `nuw`, so they
+/// wrap): `base + c_min < len <= 2^63` leaves no room to wrap over the run's span, and every
+/// other index lies between the two. When one fails, a check of the run fails, and the picker
+/// finds the first on the thread's way.
+fn runs(
+    body: &[Line],
+    defs: &HashMap<String, (usize, usize)>,
+    checks: &[Check],
+    reaches: &[&String],
+) -> (Vec<bool>, HashSet<usize>) {
+    let mut groups: HashMap<(String, String, &str), Vec<(i64, usize)>> = HashMap::new();
+    for (n, c) in checks.iter().enumerate() {
+        let Some((index, len)) = bound_test(body, defs, c) else { continue };
+        let (base, offset) = affine(body, defs, &index, 8);
+        groups.entry((base, len, reaches[n].as_str())).or_default().push((offset, n));
+    }
+    let mut in_run = vec![false; checks.len()];
+    let mut ends = HashSet::new();
+    // A run counts only when it is every check under its condition: moving part of a chain
+    // whose other checks keep their branches only adds tests (H200, stencil7_3d's interior,
+    // `i - 1, i, i + 1` beside `i ± nx`, `i ± plane`: 1.35 -> 1.44).
+    let under = |r: &str| reaches.iter().filter(|o| o.as_str() == r).count();
+    for members in groups.iter().filter(|((_, _, r), m)| m.len() >= 2 && m.len() == under(r)).map(|(_, m)| m) {
+        for &(_, n) in members {
+            in_run[n] = true;
+        }
+        ends.extend(members.iter().min_by_key(|(c, _)| *c).map(|(_, n)| *n));
+        ends.extend(members.iter().max_by_key(|(c, _)| *c).map(|(_, n)| *n));
+    }
+    (in_run, ends)
+}
+
+/// `(index, len)` of a check that fails unless `index < len` (unsigned, 64-bit), with `len` a
+/// slice length parameter or a constant below 2^62.
+fn bound_test(body: &[Line], defs: &HashMap<String, (usize, usize)>, c: &Check) -> Option<(String, String)> {
+    let &(_, line) = defs.get(&c.test)?;
+    let rhs = body[line].text.trim().split_once(" = ")?.1;
+    let rhs = rhs.strip_prefix("icmp ")?;
+    let rhs = rhs.strip_prefix("samesign ").unwrap_or(rhs);
+    let (pred, operands) = rhs.split_once(" i64 ")?;
+    let (a, b) = operands.split_once(", ")?;
+    let (a, b) = (a.trim().to_string(), b.split(',').next()?.trim().to_string());
+    // Which operand is the index, given the side the check panics on.
+    let (index, len) = match (pred, c.panics_on_true) {
+        ("ult", false) | ("uge", true) => (a, b),
+        ("ugt", false) | ("ule", true) => (b, a),
+        _ => return None,
+    };
+    let slice_len = (len.starts_with("%__oxide_in_") || len.starts_with("%__oxide_out_")) && len.ends_with("_len");
+    let small = len.parse::<u64>().is_ok_and(|v| v < 1 << 62);
+    (slice_len || small).then_some((index, len))
+}
+
+/// `v` as `(base, c)` with `v = base + c`: through `add`/`sub` of a constant and `or disjoint`
+/// (an add without carries), at most `depth` steps.
+fn affine(body: &[Line], defs: &HashMap<String, (usize, usize)>, v: &str, depth: usize) -> (String, i64) {
+    let step = || -> Option<(String, i64)> {
+        let &(_, line) = defs.get(v)?;
+        let rhs = body[line].text.trim().split_once(" = ")?.1;
+        let words: Vec<&str> = rhs.split_whitespace().take_while(|w| !w.starts_with('!')).collect();
+        let op = *words.first()?;
+        let flags_ok = words[1..].iter().take_while(|w| **w != "i64").all(|w| ["nuw", "nsw", "disjoint"].contains(w));
+        let at = words.iter().position(|w| *w == "i64")?;
+        let (x, k) = (words.get(at + 1)?.trim_end_matches(','), words.get(at + 2)?);
+        let k: i64 = k.parse().ok().filter(|k: &i64| k.unsigned_abs() < 1 << 31)?;
+        match (op, flags_ok, x.starts_with('%')) {
+            ("add", true, true) => Some((x.to_string(), k)),
+            ("sub", true, true) => Some((x.to_string(), -k)),
+            ("or", true, true) if words.contains(&"disjoint") && k >= 0 => Some((x.to_string(), k)),
+            _ => None,
+        }
+    };
+    match (depth, step()) {
+        (1.., Some((x, k))) => {
+            let (base, c) = affine(body, defs, &x, depth - 1);
+            (base, c + k)
+        }
+        _ => (v.to_string(), 0),
+    }
 }
 
 /// `a && b`, as a select (a poison `b` where `a` is false stays out).
@@ -678,9 +768,55 @@ panic:                                            ; preds = %t1, %t0
 
     #[test]
     fn checks_every_thread_reaches_keep_their_branches() {
-        let straight = taps(4, false);
+        // Four reads at unrelated indices (`i * (k + 1)`).
+        let mut straight = taps(4, false);
+        for k in 0..4 {
+            straight = straight.replace(&format!("%i{k} = add i64 %i, {k}"), &format!("%i{k} = mul i64 %i, {}", k + 1));
+        }
         crate::ir::tests::assert_valid_ir("early-checks-straight", &with_decls(&straight));
         let (out, n) = run(&straight);
+        assert_eq!(n, 0, "{out}");
+    }
+
+    #[test]
+    fn a_run_of_checks_at_constant_distances_is_tested_by_its_ends() {
+        // `x[i]`, `x[i + 1]`, `x[i + 2]`, `x[i + 3]`, read by every thread.
+        let (out, n) = run(&taps(4, false));
+        assert_eq!(n, 1, "{out}");
+        for k in 0..4 {
+            let want = format!("  %ok{k} = icmp ult i64 %i{k}, %__oxide_in_x_len\n  br label %l{k}\n");
+            assert!(out.contains(&want), "check {k} goes straight on:\n{out}");
+        }
+        // Only the first and the last are tested up front (`i` and `i + 3`); the picker still
+        // tests all four in order.
+        let ors = out.lines().filter(|l| l.contains(" = select i1 ") && l.contains(", i1 true, i1 ")).count();
+        assert_eq!(ors, 1, "one `or` of the two ends' tests:\n{out}");
+        assert!(out.contains("__oxide_ec0_d3:\n  br label %panic\n"), "{out}");
+        crate::ir::tests::assert_valid_ir("early-checks-run", &with_decls(&out));
+    }
+
+    #[test]
+    fn runs_need_one_base_one_length_and_constant_distances() {
+        // Tap 2 reads another slice: taps 0, 1 and 3 would form a run, but tap 2 beside them
+        // keeps its branch, so moving the run would only add tests.
+        let other = taps(4, false)
+            .replace("%ok2 = icmp ult i64 %i2, %__oxide_in_x_len", "%ok2 = icmp ult i64 %i2, %__oxide_in_y_len")
+            .replace("i64 %i) #0", "i64 %i, i64 %__oxide_in_y_len) #0");
+        let (out, n) = run(&other);
+        assert_eq!(n, 0, "{out}");
+        // Every tap on one slice, but tap 2 at an index of its own: no run either.
+        let apart = taps(4, false).replace("%i2 = add i64 %i, 2", "%i2 = mul i64 %i, 3");
+        let (out, n) = run(&apart);
+        assert_eq!(n, 0, "{out}");
+        // A length that is neither a slice's nor a small constant: no run.
+        let mut unknown = taps(4, false).replace("i64 %i) #0", "i64 %i, i64 %n) #0");
+        for k in 0..4 {
+            unknown = unknown.replace(
+                &format!("%ok{k} = icmp ult i64 %i{k}, %__oxide_in_x_len"),
+                &format!("%ok{k} = icmp ult i64 %i{k}, %n"),
+            );
+        }
+        let (out, n) = run(&unknown);
         assert_eq!(n, 0, "{out}");
     }
 
@@ -706,7 +842,7 @@ t1:                                               ; preds = %j0
   br i1 %ok1, label %u1, label %panic
 
 u1:                                               ; preds = %t1
-  %i1b = add i64 %i, 2
+  %i1b = mul i64 %i, 2
   %ok1b = icmp ult i64 %i1b, %__oxide_in_x_len
   br i1 %ok1b, label %j1, label %panic
 
