@@ -431,6 +431,10 @@ fn plan(
     (hoisted.iter().filter(|h| **h).count() >= 2).then_some(Plan { lines: cp.lines, bad, phi_values, hoisted, any })
 }
 
+/// What the checks of one run share: the index's base, the length, the condition they are
+/// reached under.
+type RunKey<'a> = (String, String, &'a str);
+
 /// Runs of checks `base + c < len` with one `base`, one `len` (a slice's length, or a constant
 /// below 2^62) and constant `c`, reached under one condition, two or more to a run. Returns
 /// which checks are in a run and, per run, its checks of least and greatest `c`. Those two
@@ -444,7 +448,7 @@ fn runs(
     checks: &[Check],
     reaches: &[&String],
 ) -> (Vec<bool>, HashSet<usize>) {
-    let mut groups: HashMap<(String, String, &str), Vec<(i64, usize)>> = HashMap::new();
+    let mut groups: HashMap<RunKey<'_>, Vec<(i64, usize)>> = HashMap::new();
     for (n, c) in checks.iter().enumerate() {
         let Some((index, len)) = bound_test(body, defs, c) else { continue };
         let (base, offset) = affine(body, defs, &index, 8);
