@@ -403,3 +403,16 @@ pub fn taps3x3(input: &[f32], w: &[f32; 9], cols: usize, rows: usize) -> Vec<f32
     }
     out
 }
+
+/// CPU reference of `kernels::gray_of_rgb`.
+pub fn gray_of_rgb(rgb: &[u8]) -> Vec<u8> {
+    rgb.chunks_exact(3).map(|c| ((77 * c[0] as u32 + 150 * c[1] as u32 + 29 * c[2] as u32 + 128) >> 8) as u8).collect()
+}
+
+/// The line of `kernels.rs` that reads `rgb[p + 2]` in `gray_of_rgb`: where a pixel whose blue
+/// byte is past the input panics.
+pub fn gray_of_rgb_blue_line() -> usize {
+    let src = include_str!("kernels.rs");
+    let start = src.find("pub fn gray_of_rgb").unwrap_or(0);
+    src[..start].lines().count() + src[start..].lines().position(|l| l.contains("rgb[p + 2]")).unwrap_or(0) + 1
+}

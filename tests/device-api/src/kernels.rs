@@ -547,6 +547,21 @@ pub fn taps3x3(input: &[f32], w: [f32; 9], mut out: DisjointSlice2d<f32>) {
     }
 }
 
+/// Gray from interleaved RGB, one thread per pixel: its three reads are a run of checks on one
+/// slice that release builds test by their ends (`ir/early_checks.rs`); a pixel past `rgb` is
+/// still a kernel panic at the first read past it, each read on a line of its own.
+#[kernel]
+pub fn gray_of_rgb(rgb: &[u8], mut gray: DisjointSlice<u8>) {
+    let i = thread::index();
+    if let Some(g) = gray.get_mut(i) {
+        let p = 3 * i.get();
+        let r = rgb[p] as u32;
+        let gr = rgb[p + 1] as u32;
+        let b = rgb[p + 2] as u32;
+        *g = ((77 * r + 150 * gr + 29 * b + 128) >> 8) as u8;
+    }
+}
+
 /// Shuffles with `mask`, less the calling lane when `leave_out_self` is set: a kernel panic
 /// (PTX leaves a `.sync` warp operation whose mask omits the executing lane undefined).
 #[kernel]

@@ -265,6 +265,26 @@ fn taps_past_the_end_of_their_input_panic() {
     }
 }
 
+/// The CPU half of gpu_panic's run-of-reads test: the same gray, and an input one byte short
+/// is a kernel panic at the blue read's line.
+#[test]
+fn a_pixel_past_the_end_of_its_input_panics_at_its_first_read_past_it() {
+    let pixels = 100usize;
+    let rgb: Vec<u8> = (0..3 * pixels).map(|k| (k * 37 % 251) as u8).collect();
+    let mut out = vec![0u8; pixels];
+    kernels::cpu_gray_of_rgb(4u32, 32u32, &rgb, &mut out).unwrap();
+    assert_eq!(out, check::gray_of_rgb(&rgb));
+    let err = kernels::cpu_gray_of_rgb(4u32, 32u32, &rgb[..3 * pixels - 1], &mut out).unwrap_err();
+    match &err {
+        Error::KernelPanic { kernel, location, .. } => {
+            assert_eq!(*kernel, "gray_of_rgb");
+            let want = format!("kernels.rs:{}:", check::gray_of_rgb_blue_line());
+            assert!(location.as_deref().unwrap_or_default().contains(&want), "{err}, expected {want}");
+        }
+        other => panic!("expected KernelPanic, got {other}"),
+    }
+}
+
 /// CUDA's limits allow 2^73 threads in one launch; past 2^64 linear thread indices would wrap
 /// and two threads would own one element, so oxide refuses more than 2^63 before running.
 #[test]

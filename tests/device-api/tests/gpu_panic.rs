@@ -126,3 +126,32 @@ fn taps_checked_before_they_run_still_panic_past_the_end() {
     run(&input, &mut out);
     g.synchronize().unwrap();
 }
+
+/// Three reads of one pixel at `3i`, `3i + 1`, `3i + 2`: release builds test only the first and
+/// the last before reading (`ir/early_checks.rs`); in range the result is the CPU's, and an
+/// input one byte short is a kernel panic at the blue read's line (the first read past the
+/// end), after which the context stays usable.
+#[test]
+fn a_run_of_reads_tested_by_its_ends_panics_at_the_first_read_past_the_end() {
+    let Some(g) = device_api::gpu_or_skip() else { return };
+    let s = &g.stream;
+    let pixels = 100usize;
+    let rgb: Vec<u8> = (0..3 * pixels).map(|k| (k * 37 % 251) as u8).collect();
+    let mut out = s.alloc_zeros::<u8>(pixels).unwrap();
+    let d = s.clone_htod(&rgb).unwrap();
+    kernels::launch_gray_of_rgb(s, 4u32, 32u32, &d, &mut out).unwrap();
+    g.synchronize().unwrap();
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::gray_of_rgb(&rgb));
+    let short = s.clone_htod(&rgb[..3 * pixels - 1]).unwrap();
+    kernels::launch_gray_of_rgb(s, 4u32, 32u32, &short, &mut out).unwrap();
+    match g.synchronize().unwrap_err() {
+        Error::KernelPanic { kernel, location, .. } => {
+            assert_eq!(kernel, "gray_of_rgb");
+            let want = format!("kernels.rs:{}:", check::gray_of_rgb_blue_line());
+            assert!(location.as_deref().unwrap_or_default().contains(&want), "{location:?}, expected {want}");
+        }
+        other => panic!("expected Error::KernelPanic, got {other:?}"),
+    }
+    kernels::launch_gray_of_rgb(s, 4u32, 32u32, &d, &mut out).unwrap();
+    g.synchronize().unwrap();
+}
