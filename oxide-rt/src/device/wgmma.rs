@@ -117,7 +117,10 @@
 //! [`fence_proxy_async`] before it, as wgmma reads through the async proxy), then
 //! [`WgAcc::start`] (or [`fence`]), then [`WgRunning::mma_async`]s, and
 //! [`WgRunning::commit_wait`] before the shared memory the group reads is overwritten;
-//! [`WgRunning::finish`] before the accumulator is read (the types enforce this last step). The descriptors are bounds-checked when
+//! [`WgRunning::finish`] before the accumulator is read (the types enforce this last step; a
+//! `WgRunning` dropped or forgotten in flight leaves a `wgmma` whose result nothing reads,
+//! which ptxas removes, so no asynchronous write lands in registers given to other values —
+//! checked in the SASS of ptxas 13.0 for sm_90a). The descriptors are bounds-checked when
 //! built (the slice `rows x 16` must lie in the tile, the tile in its view, the view aligned to
 //! the swizzle atom): a panic otherwise.
 //!
