@@ -1,12 +1,14 @@
-//! Branches inside loops that hold a block barrier are frozen (before `opt`), so that the range
-//! check elimination `opt` runs first (`irce`, see codegen.rs) never splits such a loop.
+//! Branches inside loops that hold a block barrier or a warp collective are frozen (before
+//! `opt`), so that the range check elimination `opt` runs first (`irce`, see codegen.rs) never
+//! splits such a loop.
 //!
 //! `irce` cuts a loop's iterations into ranges where a bounds check is known to pass and runs
 //! the middle range without it. The cut depends on the checked index; when that index depends
 //! on the thread (`bodies.get(start + t)` in a tiled n-body), each thread leaves the middle
 //! copy of the loop at a different iteration, so the threads of a warp run different copies of
 //! the same barrier and of the loop between (H200, frozen suite: nbody_tile 1.15 -> 1.47 of
-//! nvcc's time). `irce` does not read a frozen condition as a range check, and a `freeze` of a
+//! nvcc's time); for a `.sync.aligned` instruction (`mma.sync`, `wgmma`), which every lane of
+//! the warp must execute as the same instruction, it would be undefined. `irce` does not read a frozen condition as a range check, and a `freeze` of a
 //! value that is never poison is a plain copy for llc. Latch branches (those that go back to
 //! the loop's header) keep their conditions, so trip counts stay visible to the unroller.
 
@@ -85,7 +87,7 @@ fn rewrite_function(body: &mut [Line]) -> Vec<(usize, String)> {
                 continue;
             }
             let Some(members) = natural_loop(&blocks, &index, header, k) else { continue };
-            if !members.iter().any(|&m| blocks[m].insts.iter().any(|&i| is_barrier(&body[i].text))) {
+            if !members.iter().any(|&m| blocks[m].insts.iter().any(|&i| is_collective(&body[i].text))) {
                 continue;
             }
             let head = &blocks[header].label;
@@ -104,6 +106,13 @@ fn rewrite_function(body: &mut [Line]) -> Vec<(usize, String)> {
     }
     inserts.sort_by_key(|(at, _)| *at);
     inserts
+}
+
+/// An operation threads must reach together: a block barrier, or an inline-asm `.sync` /
+/// `.aligned` instruction (warp shuffles and votes, `mma.sync`, `ldmatrix`, `wgmma`, `elect`),
+/// which a warp's lanes must execute as one instruction.
+fn is_collective(line: &str) -> bool {
+    is_barrier(line) || (line.contains(" asm ") && (line.contains(".sync") || line.contains(".aligned")))
 }
 
 /// The blocks of the loop closed by the branch from `latch` to `header`: the header and every
@@ -239,6 +248,18 @@ attributes #0 = { nounwind }
             "{thawed}"
         );
         assert_valid_ir("thawed loop", &thawed);
+        Ok(())
+    }
+
+    #[test]
+    fn warp_collectives_count_as_barriers() -> TestResult {
+        // A warp shuffle instead of the block barrier: the lanes must run it as one instruction.
+        let ir = TILED.replace(
+            "  call void asm sideeffect \"barrier.sync 0;\", \"~{memory}\"()\n",
+            "  %sh = call i32 asm sideeffect \"shfl.sync.bfly.b32 $0, $1, 1, 31, -1;\", \"=r,r\"(i32 7)\n",
+        );
+        let out = process(&ir)?.ir;
+        assert!(out.contains("  %__oxide_fr0 = freeze i1 %in\n"), "{out}");
         Ok(())
     }
 
