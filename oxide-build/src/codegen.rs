@@ -48,7 +48,7 @@ const UNROLL_PRIVATE_PASSES: &str = "loop(loop-unroll-full),sroa,early-cse,instc
 /// them over the iterations where they provably pass, with the checked loop only before and
 /// after; the copy has one exit, so the unroller puts its loads side by side (H200, frozen
 /// suite: layernorm_rows 1.18 -> 1.06 of nvcc's time; BENCHMARKS.md). Loops that hold a
-/// barrier keep their checks (`ir/barrier_loops.rs`).
+/// barrier or a warp collective keep their checks (`ir/barrier_loops.rs`).
 const BOUNDS_CHECKS_OUT_OF_LOOPS: &str = "irce";
 
 /// Runtime unrolling (multi-exit loops too, `opt_tuning`) and the folding rustc's pipeline runs
