@@ -361,6 +361,76 @@ pub fn elect_and_asm(mut out: DisjointChunks<u32, 3>) {
     }
 }
 
+/// Loads each leaving block of [`tma_exit_in_flight`] issues before it exits, and its boxes'
+/// width (rows of 64 u32 from tensors of [`EXIT_ROWS`] rows: the box fills the tile).
+pub const LEAVER_LOADS: u32 = 8;
+pub const EXIT_BOX_COLS: usize = 64;
+pub const EXIT_ROWS: usize = 4096;
+
+/// Nanoseconds since an arbitrary start (`%globaltimer`) on the GPU; 0 on the CPU executor,
+/// which runs no TMA.
+#[inline(always)]
+fn now_ns() -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let t: u64;
+        // SAFETY: a special-register read; no memory.
+        unsafe { core::arch::asm!("mov.u64 {0}, %globaltimer;", out(reg64) t, options(nomem, nostack)) };
+        t
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        0
+    }
+}
+
+/// What a block that exits with TMA loads in flight does to the blocks that get its shared
+/// memory next. Even blocks leave: thread 0 issues [`LEAVER_LOADS`] boxes of `leave` into the
+/// tile (barrier expecting all their bytes) and every thread returns at once. Odd blocks check:
+/// they fill the tile with `0xDEAD_0000 + i`, load their box of `check` through the same
+/// barrier address, wait for it, wait `linger_ns` more, and write the tile to their row. A late
+/// byte of a left block's copy shows as a `leave` value, a late `complete_tx` on the reused
+/// barrier as a fill value (the phase completed before the box landed).
+#[kernel(block(128))]
+pub fn tma_exit_in_flight(
+    leave: TensorMap<u32, 2>,
+    check: TensorMap<u32, 2>,
+    linger_ns: u32,
+    mut out: DisjointRows<u32>,
+) {
+    let tile = shared_array!(align(1024) u32, TILE);
+    let bars = mbarriers!(1).init_async(1);
+    let b = thread::block_idx().x;
+    let t = thread::thread_idx().x as usize;
+    let rows = (TILE / EXIT_BOX_COLS) as u32;
+    if b % 2 == 0 {
+        if t == 0 {
+            bars.get(0).arrive_expect_tx(LEAVER_LOADS * leave.box_bytes());
+            for k in 0..LEAVER_LOADS {
+                leave.load(tile, [0, ((b / 2 * LEAVER_LOADS + k) * rows % EXIT_ROWS as u32) as i32], bars.get(0));
+            }
+        }
+        return;
+    }
+    let mut i = t;
+    while i < TILE {
+        tile.set(i, 0xDEAD_0000 + i as u32);
+        i += THREADS;
+    }
+    sync_threads();
+    if t == 0 {
+        fence_proxy_async();
+        bars.get(0).arrive_expect_tx(check.box_bytes());
+        check.load(tile, [0, (b / 2 * rows % EXIT_ROWS as u32) as i32], bars.get(0));
+    }
+    bars.get(0).wait_parity(0);
+    let start = now_ns();
+    while now_ns().wrapping_sub(start) < linger_ns as u64 {}
+    for (col, y) in out.iter_mut() {
+        *y = tile.get(col);
+    }
+}
+
 /// Stages of [`tma_pipeline`] and its box: 64 x 64 u32 = 16 KiB per stage, 64 KiB in all, so
 /// the tiles live in dynamic shared memory above the 48 KiB of static memory.
 pub const PIPE_STAGES: usize = 4;

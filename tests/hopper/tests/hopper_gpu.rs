@@ -435,6 +435,63 @@ fn tma_pipeline_with_full_and_empty_barriers() {
     }
 }
 
+/// Blocks that exit with TMA loads in flight (8 boxes of 8 KiB each, never waited for) next to
+/// blocks that reuse their shared memory and barrier: every checking block must see exactly its
+/// own box, 20 us after its load completed. A late byte or `complete_tx` of a left block's copy
+/// landing in the next block's memory would break safe code (`TensorMap::load` does not make
+/// the block wait), so this is a soundness test of the hardware's behaviour, not of oxide's.
+#[test]
+fn tma_loads_in_flight_at_block_exit_stay_in_their_block() {
+    use hopper_ops::kernels::{EXIT_BOX_COLS, EXIT_ROWS, TILE};
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let rows = TILE / EXIT_BOX_COLS;
+    let leave: Vec<u32> = (0..EXIT_ROWS * EXIT_BOX_COLS).map(|i| 0x8000_0000 | i as u32).collect();
+    let check = values_u32(EXIT_ROWS * EXIT_BOX_COLS);
+    let (dleave, dcheck) = (s.clone_htod(&leave).unwrap(), s.clone_htod(&check).unwrap());
+    let desc = TensorMapDesc::row_major([EXIT_BOX_COLS as u64, EXIT_ROWS as u64], [EXIT_BOX_COLS as u32, rows as u32]);
+    let (mleave, mcheck) = (TensorMap::new(&dleave, desc).unwrap(), TensorMap::new(&dcheck, desc).unwrap());
+    // 16 blocks of 128 threads fit on an SM at once: 20 waves over 132 SMs.
+    let blocks = 132 * 16 * 20;
+    let mut dout = s.alloc_zeros::<u32>(blocks * TILE).unwrap();
+    for linger_ns in [0, 20_000] {
+        kernels::launch_tma_exit_in_flight(
+            s,
+            blocks as u32,
+            THREADS as u32,
+            &mleave,
+            &mcheck,
+            linger_ns,
+            Slice2d::new(&mut dout, TILE),
+        )
+        .unwrap();
+        synchronize(s).unwrap();
+        let out = s.clone_dtoh(&dout).unwrap();
+        let mut bad = 0;
+        for b in (1..blocks).step_by(2) {
+            let first = b / 2 * rows % EXIT_ROWS * EXIT_BOX_COLS;
+            let got = &out[b * TILE..(b + 1) * TILE];
+            if got != &check[first..first + TILE] {
+                if bad < 3 {
+                    let i = (0..TILE).find(|&i| got[i] != check[first + i]).unwrap();
+                    eprintln!(
+                        "block {b} (linger {linger_ns} ns): element {i} is {:#x}, want {:#x}",
+                        got[i],
+                        check[first + i]
+                    );
+                }
+                bad += 1;
+            }
+        }
+        assert_eq!(
+            bad,
+            0,
+            "{bad} of {} checking blocks saw another block's TMA copy (linger {linger_ns} ns)",
+            blocks / 2
+        );
+    }
+}
+
 /// `cluster_race` with its second cluster barrier: rank 1 reads what rank 0 wrote into its
 /// shared memory, as on the CPU executor (which reports the race without the barrier).
 #[test]
