@@ -31,10 +31,13 @@
 //! T1: br label %L1
 //! ```
 //!
-//! Sound because the region has no side effect (blocks entered only from `E` and each other,
-//! no loop, no store, atomic, barrier or call but pure intrinsics), so testing its checks
-//! first changes nothing but when a failing thread panics, and it still panics at the check
-//! that failed first on its path (the region's blocks are in path order). The copied tests
+//! Sound because the region has no side effect another thread or the host could tell apart
+//! (blocks entered only from `E` and each other, no loop, no atomic, barrier or call but pure
+//! intrinsics, no store but plain stores into the thread's own outputs, which nobody reads
+//! during the launch and which a panicking launch leaves incomplete anyway), so testing its
+//! checks first changes nothing but when a failing thread panics (before its stores in the
+//! region rather than after), and it still panics at the check that failed first on its path
+//! (the region's blocks are in path order). The copied tests
 //! are pure, without the flags that make a value poison (`nuw`, `samesign`, …), and a test
 //! only counts where its block is reached (`select`, which a poison operand on the other side
 //! cannot taint).
@@ -53,7 +56,12 @@ const MAX_COPIES: usize = 400;
 const MAX_CHECKS: usize = 8;
 
 /// Intrinsics a region may call: no memory, no synchronisation.
-const PURE_CALLS: [&str; 12] = [
+const PURE_CALLS: [&str; 17] = [
+    "@llvm.fptoui.sat.",
+    "@llvm.fptosi.sat.",
+    "@llvm.sqrt.",
+    "@llvm.floor.",
+    "@llvm.copysign.",
     "@llvm.nvvm.read.ptx.sreg.",
     "@llvm.assume(",
     "@llvm.umin.",
@@ -108,21 +116,87 @@ fn exit_of(body: &[Line], b: &Block) -> Exit {
     }
 }
 
-/// Whether a region may contain the instruction: pure, a plain load, a phi or a pure call.
-fn side_effect_free(text: &str) -> bool {
+/// Whether a region may contain the instruction: pure, a plain load, a phi, a pure call, or a
+/// plain store into one of the kernel's outputs (`outputs`).
+fn side_effect_free(text: &str, outputs: &HashSet<String>) -> bool {
     let text = text.trim();
+    if let Some(ptr) = output_store(text) {
+        return outputs.contains(ptr);
+    }
     let rhs = text.split_once(" = ").map_or(text, |(_, r)| r);
     let op = rhs.split_whitespace().next().unwrap_or("");
     let call = rhs.strip_prefix("tail ").unwrap_or(rhs).strip_prefix("call ");
     match call {
-        Some(c) => PURE_CALLS.iter().any(|p| c.contains(p)),
+        Some(c) => PURE_CALLS.iter().any(|p| c.contains(p)) || pure_asm(c),
         None => {
+            // Division of floats cannot trap (no speculation here: the region runs as written).
             PURE_OPS.contains(&op)
+                || op == "fdiv"
                 || op == "phi"
                 || op == "br"
                 || (op == "load" && !rhs.starts_with("load atomic") && !rhs.starts_with("load volatile"))
         }
     }
+}
+
+/// Inline PTX that LLVM may treat as a pure function of its operands (`sqrt.rn.f32`, a
+/// special register): not `sideeffect`, no memory clobber, not convergent.
+fn pure_asm(call: &str) -> bool {
+    call.split_once(" asm ").is_some_and(|(_, rest)| {
+        !rest.starts_with("sideeffect") && !rest.contains("~{memory}") && !call.contains("convergent")
+    })
+}
+
+/// The address of a plain (not atomic, not volatile) store.
+fn output_store(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("store ")?;
+    if rest.starts_with("atomic") || rest.starts_with("volatile") {
+        return None;
+    }
+    let (_, after) = rest.split_once(", ptr ")?;
+    after.split([',', ' ']).next()
+}
+
+/// The pointers into the kernel's outputs (`%__oxide_out_*` parameters, and addresses computed
+/// from them by `getelementptr` or merged by a `phi` of such addresses). A thread owns what
+/// it writes there (`DisjointSlice` and its family): no other thread reads it during the
+/// launch, and a launch that panics leaves its outputs incomplete, so a check may go before
+/// such a store without anyone seeing the difference but in which elements a panicking thread
+/// wrote.
+fn output_pointers(body: &[Line]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for l in body {
+            let Some((name, rhs)) = l.text.trim().split_once(" = ") else { continue };
+            if out.contains(name) {
+                continue;
+            }
+            let words: Vec<&str> = rhs.split_whitespace().take_while(|w| !w.starts_with('!')).collect();
+            let based = |w: &&str| {
+                let w = w.trim_end_matches(',');
+                w.starts_with("%__oxide_out_") && !w.ends_with("_len") || out.contains(w)
+            };
+            let derived = match words.first() {
+                // The base is the first pointer operand.
+                Some(&"getelementptr") => words.iter().skip_while(|w| **w != "ptr").nth(1).is_some_and(based),
+                Some(&"phi") if words.get(1) == Some(&"ptr") => {
+                    let list = rhs.split(", !").next().unwrap_or(rhs).trim_start_matches("phi ptr ");
+                    list.split("], ").all(|pair| {
+                        let pair = pair.trim().trim_start_matches('[').trim_end_matches(']');
+                        pair.split_once(", ").is_some_and(|(v, _)| based(&v.trim()))
+                    })
+                }
+                _ => false,
+            };
+            if derived {
+                out.insert(name.to_string());
+                changed = true;
+            }
+        }
+    }
+    out
 }
 
 /// One check of a region: its block, the test, which side panics, and the panic block.
@@ -148,6 +222,7 @@ fn rewrite_function(mut body: Vec<Line>, first_id: usize) -> (Vec<Line>, usize) 
         .flat_map(|(k, b)| b.insts.iter().map(move |&i| (k, i)))
         .filter_map(|(k, i)| body[i].text.trim().split_once(" = ").map(|(n, _)| (n.to_string(), (k, i))))
         .collect();
+    let outputs = output_pointers(&body);
     let mut in_region = vec![false; blocks.len()];
     let mut inserts: Vec<(usize, Vec<String>)> = Vec::new();
     let mut edits: HashMap<usize, String> = HashMap::new();
@@ -158,7 +233,7 @@ fn rewrite_function(mut body: Vec<Line>, first_id: usize) -> (Vec<Line>, usize) 
         if in_region[e] || panics[e] || label.is_empty() || label[1..].bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        let mut region = grow(&body, &blocks, &find, &panics, &exits, &in_region, e);
+        let mut region = grow(&body, &blocks, &find, &panics, &exits, &outputs, &in_region, e);
         let mut checks = checks_of(&find, &panics, &exits, &region);
         if checks.len() > MAX_CHECKS {
             checks.truncate(MAX_CHECKS);
@@ -191,14 +266,16 @@ fn rewrite_function(mut body: Vec<Line>, first_id: usize) -> (Vec<Line>, usize) 
 
 /// The region that starts at `e`: `e`, then (in text order, to a fixed point) every block
 /// whose predecessors are all in it, that is not a panic block or `taken` by a region before,
-/// and whose instructions are free of side effects. Entered only from `e`, so `e` dominates it
-/// and it has no loop.
+/// and whose instructions are free of side effects but stores into outputs. Entered only from
+/// `e`, so `e` dominates it and it has no loop.
+#[allow(clippy::too_many_arguments)]
 fn grow(
     body: &[Line],
     blocks: &[Block],
     find: &HashMap<&str, usize>,
     panics: &[bool],
     exits: &[Exit],
+    outputs: &HashSet<String>,
     taken: &[bool],
     e: usize,
 ) -> Vec<usize> {
@@ -226,7 +303,7 @@ fn grow(
                 && b.preds
                     .iter()
                     .all(|p| find.get(p.as_str()).is_some_and(|&q| member[q] && successors(q).contains(&k)));
-            if entered_inside && b.insts.iter().all(|&i| side_effect_free(&body[i].text)) {
+            if entered_inside && b.insts.iter().all(|&i| side_effect_free(&body[i].text, outputs)) {
                 member[k] = true;
                 region.push(k);
                 changed = true;
@@ -730,6 +807,52 @@ panic:                                            ; preds = %t1, %t0
         assert_eq!(n, 1, "{out}");
         assert!(out.contains("__oxide_ec0_go: ; preds = %head\n"), "{out}");
         crate::ir::tests::assert_valid_ir("early-checks-loop", &with_decls(&out));
+    }
+
+    #[test]
+    fn pure_calls_and_inline_ptx_without_side_effects_stay_in_a_region() {
+        let none = HashSet::new();
+        for pure in [
+            "  %r = tail call float asm \"sqrt.rn.f32 ${0}, ${1};\", \"=&r,r\"(float %t) #18, !srcloc !32",
+            "  %q = tail call i16 @llvm.fptoui.sat.i16.f32(float %x)",
+        ] {
+            assert!(side_effect_free(pure, &none), "{pure}");
+        }
+        for effect in [
+            "  %r = tail call i32 asm sideeffect \"shfl.sync.bfly.b32 ${0}, ${1}, ${2}, ${3}, ${4};\", \"=&r,r,r,r,r,~{memory}\"(i32 %a, i32 16, i32 31, i32 -1) convergent #15",
+            "  %l = tail call i32 asm \"mov.u32 ${0}, %laneid;\", \"=&r\"() convergent #16",
+            "  %m = tail call i32 asm \"ld.global.b32 ${0}, [${1}];\", \"=r,l,~{memory}\"(ptr %p)",
+            "  store i32 %v, ptr %p, align 4",
+        ] {
+            assert!(!side_effect_free(effect, &none), "{effect}");
+        }
+    }
+
+    /// A plain store into the thread's output between the checks stays where it is, and the
+    /// checks still move; a store anywhere else, or an atomic or volatile one, keeps them.
+    #[test]
+    fn stores_into_outputs_do_not_end_a_region() {
+        let with_output = |store: &str| {
+            TAPS.replace("ptr %out, i64 %i,", "ptr noalias %__oxide_out_y, i64 %__oxide_out_y_len, ptr %out, i64 %i,")
+                .replace("  br i1 %in1, label %t1, label %j1", &format!("{store}\n  br i1 %in1, label %t1, label %j1"))
+        };
+        let gep = "  %y0 = getelementptr inbounds nuw float, ptr %__oxide_out_y, i64 %i\n  %y1 = getelementptr inbounds nuw i8, ptr %y0, i64 4\n";
+        let plain = with_output(&format!("{gep}  store float %a0, ptr %y1, align 4"));
+        let (out, n) = run(&plain);
+        assert_eq!(n, 1, "{out}");
+        assert!(out.contains("  store float %a0, ptr %y1, align 4\n  br i1 %in1, label %t1, label %j1\n"), "{out}");
+        assert!(out.contains("  %ok1 = icmp samesign ult i64 %i1, %__oxide_in_x_len\n  br label %l1\n"), "{out}");
+        crate::ir::tests::assert_valid_ir("early-checks-output-store", &with_decls(&out));
+        for kept in [
+            format!("{gep}  store atomic float %a0, ptr %y1 monotonic, align 4"),
+            format!("{gep}  store volatile float %a0, ptr %y1, align 4"),
+            "  %y1 = getelementptr inbounds nuw float, ptr %out, i64 %i\n  store float %a0, ptr %y1, align 4".to_string(),
+            // The length is no pointer.
+            "  %y1 = inttoptr i64 %__oxide_out_y_len to ptr\n  store float %a0, ptr %y1, align 4".to_string(),
+        ] {
+            let (out, n) = run(&with_output(&kept));
+            assert_eq!(n, 0, "{kept}: {out}");
+        }
     }
 
     /// `n` checked taps; guarded: tap `k` read only where `i > k` (a convolution's edge taps),
