@@ -440,6 +440,44 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A counted loop over a shared tile (n-body's inner loop, reduced).
+    const TILE_LOOP: &str = "target triple = \"nvptx64-nvidia-cuda\"\n\
+        define void @k(ptr addrspace(3) %tile, ptr %out, float %me) {\nentry:\n  br label %loop\nloop:\n\
+        \x20 %i = phi i64 [ 0, %entry ], [ %n, %loop ]\n  %acc = phi float [ 0.0, %entry ], [ %acc2, %loop ]\n\
+        \x20 %p = getelementptr inbounds [4 x float], ptr addrspace(3) %tile, i64 %i\n  %b0 = load float, ptr addrspace(3) %p, align 16\n\
+        \x20 %p3 = getelementptr inbounds i8, ptr addrspace(3) %p, i64 12\n  %b3 = load float, ptr addrspace(3) %p3, align 4\n\
+        \x20 %dx = fsub float %b0, %me\n  %d2 = call float @llvm.fma.f32(float %dx, float %dx, float %me)\n\
+        \x20 %inv = call float @llvm.sqrt.f32(float %d2)\n  %s = fmul float %b3, %inv\n  %s2 = fmul float %s, %inv\n\
+        \x20 %s3 = fmul float %s2, %dx\n  %acc2 = fadd float %acc, %s3\n  %n = add nuw nsw i64 %i, 1\n\
+        \x20 %c = icmp ult i64 %n, 256\n  br i1 %c, label %loop, label %done\n\
+        done:\n  store float %acc2, ptr %out, align 4\n  ret void\n}\n\
+        declare float @llvm.fma.f32(float, float, float)\ndeclare float @llvm.sqrt.f32(float)\n";
+
+    #[test]
+    fn the_partial_unroll_budget_doubles_the_copies_of_a_tile_loop() {
+        let Some(opt) = find_tool("opt-22") else {
+            eprintln!("skipped: opt-22 not found on PATH (apt-get install llvm-22)");
+            return;
+        };
+        let dir = std::env::temp_dir().join(format!("oxide-codegen-budget-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ll = dir.join("tile.ll");
+        std::fs::write(&ll, TILE_LOOP).unwrap();
+        let copies = |extra: &[&str]| {
+            let out = Command::new(&opt)
+                .args(["-mcpu=sm_90", "-passes=loop-unroll<O3>", "-S"])
+                .args(extra)
+                .arg(&ll)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).matches("fsub float").count()
+        };
+        let (default, budget) = (copies(&[]), copies(&[crate::device_build::PARTIAL_UNROLL_BUDGET]));
+        assert!(default >= 2 && budget == 2 * default, "copies: default {default}, with the budget {budget}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn a_marked_loop_with_too_many_iterations_stays_a_loop() {
         let Some(opt) = find_tool("opt-22") else {

@@ -45,6 +45,14 @@ impl crate::Traced for DeviceBuild {
 /// LLVM option of the unroller in oxide-build's `opt` (rustc's pipeline runs without it, see below).
 pub(crate) const RUNTIME_MULTI_EXIT: &str = "-unroll-runtime-multi-exit";
 
+/// How large rustc's unroller may make a partially unrolled loop (NVPTX's default is a quarter
+/// of the full-unroll threshold, 75). Doubled, a counted loop over a shared tile runs 4 copies
+/// per iteration where it ran 2, as nvcc's twin does (H200, nbody_tile 1.143 -> 1.078; nothing
+/// else in the benchmark table changed). Only rustc's pipeline: in oxide-build's `opt`, which
+/// unrolls the loops with bounds checks, the same budget unrolled a grid-stride loop of shared
+/// atomics 4 times and cost the histogram example 0.895 -> 0.983 (BENCHMARKS.md).
+pub(crate) const PARTIAL_UNROLL_BUDGET: &str = "-unroll-partial-threshold=150";
+
 pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, opts: &Options<'_>) -> Result<DeviceBuild, Error> {
     let target_dir = &krate.target_dir;
     // Without a matching llc, rustc's own PTX is used.
@@ -100,6 +108,7 @@ pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, opts: &Options
         // counted: the frozen suite's box_blur_rgb keeps no local-memory array with these.
         "-Zinline-mir-threshold=400".to_string(),
         "-Zinline-mir-hint-threshold=800".to_string(),
+        format!("-Cllvm-args={PARTIAL_UNROLL_BUDGET}"),
     ];
     // Without libdevice the device API falls back to its own `no_std` math.
     if tc.libdevice.is_none() {

@@ -846,7 +846,8 @@ panic:                                            ; preds = %t1, %t0
         for kept in [
             format!("{gep}  store atomic float %a0, ptr %y1 monotonic, align 4"),
             format!("{gep}  store volatile float %a0, ptr %y1, align 4"),
-            "  %y1 = getelementptr inbounds nuw float, ptr %out, i64 %i\n  store float %a0, ptr %y1, align 4".to_string(),
+            "  %y1 = getelementptr inbounds nuw float, ptr %out, i64 %i\n  store float %a0, ptr %y1, align 4"
+                .to_string(),
             // The length is no pointer.
             "  %y1 = inttoptr i64 %__oxide_out_y_len to ptr\n  store float %a0, ptr %y1, align 4".to_string(),
         ] {
