@@ -416,28 +416,35 @@ mod tests {
         \x20 br i1 %c, label %store, label %done\ndone:\n  ret void\nstore:\n\
         \x20 %q = getelementptr i32, ptr %p, i64 %w\n  store i32 0, ptr %q, align 4\n  br label %done\n}\n";
 
-    #[test]
-    fn the_unroll_passes_accept_code_instcombine_folds_in_two_runs() {
+    /// `opt-22` with `args` on `ir` (written to a temporary file): its output, or `None` (with
+    /// the reason printed) where opt-22 is not installed.
+    fn opt_on(what: &str, ir: &str, args: &[&str]) -> Option<std::process::Output> {
         let Some(opt) = find_tool("opt-22") else {
             eprintln!("skipped: opt-22 not found on PATH (apt-get install llvm-22)");
+            return None;
+        };
+        let dir = std::env::temp_dir().join(format!("oxide-codegen-{what}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ll = dir.join("in.ll");
+        std::fs::write(&ll, ir).unwrap();
+        let out = Command::new(opt).args(args).arg("-S").arg(&ll).output().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        Some(out)
+    }
+
+    #[test]
+    fn the_unroll_passes_accept_code_instcombine_folds_in_two_runs() {
+        let run = |passes: &str| opt_on("fixpoint", TWO_ROUNDS, &[&format!("-passes=function({passes})")]);
+        let Some(strict) = run(&UNROLL_PRIVATE_PASSES.replace("instcombine<no-verify-fixpoint>", "instcombine")) else {
             return;
         };
-        let dir = std::env::temp_dir().join(format!("oxide-codegen-fixpoint-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let ll = dir.join("two.ll");
-        std::fs::write(&ll, TWO_ROUNDS).unwrap();
-        let run = |passes: &str| {
-            Command::new(&opt).arg(format!("-passes=function({passes})")).arg("-S").arg(&ll).output().unwrap()
-        };
-        let strict = run(&UNROLL_PRIVATE_PASSES.replace("instcombine<no-verify-fixpoint>", "instcombine"));
         assert!(
             String::from_utf8_lossy(&strict.stderr).contains("did not reach a fixpoint"),
             "the reduced case no longer needs two runs; find another: {}",
             String::from_utf8_lossy(&strict.stderr)
         );
-        let out = run(UNROLL_PRIVATE_PASSES);
+        let out = run(UNROLL_PRIVATE_PASSES).unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A counted loop over a shared tile (n-body's inner loop, reduced).
@@ -455,47 +462,25 @@ mod tests {
 
     #[test]
     fn the_partial_unroll_budget_doubles_the_copies_of_a_tile_loop() {
-        let Some(opt) = find_tool("opt-22") else {
-            eprintln!("skipped: opt-22 not found on PATH (apt-get install llvm-22)");
-            return;
-        };
-        let dir = std::env::temp_dir().join(format!("oxide-codegen-budget-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let ll = dir.join("tile.ll");
-        std::fs::write(&ll, TILE_LOOP).unwrap();
         let copies = |extra: &[&str]| {
-            let out = Command::new(&opt)
-                .args(["-mcpu=sm_90", "-passes=loop-unroll<O3>", "-S"])
-                .args(extra)
-                .arg(&ll)
-                .output()
-                .unwrap();
+            let args: Vec<&str> = ["-mcpu=sm_90", "-passes=loop-unroll<O3>"].iter().chain(extra).copied().collect();
+            let out = opt_on("budget", TILE_LOOP, &args)?;
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-            String::from_utf8_lossy(&out.stdout).matches("fsub float").count()
+            Some(String::from_utf8_lossy(&out.stdout).matches("fsub float").count())
         };
-        let (default, budget) = (copies(&[]), copies(&[crate::device_build::PARTIAL_UNROLL_BUDGET]));
+        let Some(default) = copies(&[]) else { return };
+        let budget = copies(&[crate::device_build::PARTIAL_UNROLL_BUDGET]).unwrap();
         assert!(default >= 2 && budget == 2 * default, "copies: default {default}, with the budget {budget}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn a_marked_loop_with_too_many_iterations_stays_a_loop() {
-        let Some(opt) = find_tool("opt-22") else {
-            eprintln!("skipped: opt-22 not found on PATH (apt-get install llvm-22)");
+        let Some(out) = opt_on("big", BIG, &["-passes=function(loop(loop-unroll-full))", FULL_UNROLL_MAX_ITERATIONS])
+        else {
             return;
         };
-        let dir = std::env::temp_dir().join(format!("oxide-codegen-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let ll = dir.join("big.ll");
-        std::fs::write(&ll, BIG).unwrap();
-        let out = Command::new(opt)
-            .args(["-passes=function(loop(loop-unroll-full))", "-S", FULL_UNROLL_MAX_ITERATIONS])
-            .arg(&ll)
-            .output()
-            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let ir = String::from_utf8_lossy(&out.stdout);
         assert_eq!(ir.matches("store i32 %v").count(), 1, "the loop was unrolled:\n{ir}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
