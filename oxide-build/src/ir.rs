@@ -36,6 +36,7 @@ mod panic_paths;
 mod private_array_loops;
 mod saturating_casts;
 mod shared_memory;
+mod wide_halves;
 mod speculated_blocks;
 
 pub use panic_paths::inline_panic_paths;
@@ -213,8 +214,9 @@ fn contractable(ir: &str) -> String {
 /// other buffers before them (`ir/early_loads.rs`), unrolled loop remainders become rows of
 /// guarded steps (`ir/guarded_epilogs.rs`), reads behind checks of earlier reads move above
 /// those checks (`ir/checked_chains.rs`, bounded by the inputs' sizes in `meta`), and a peeled
-/// reduction's first combine moves behind its branch (`ir/late_combines.rs`), and the bounds
-/// checks of a branching region are tested once at its start (`ir/early_checks.rs`). Returns the text
+/// reduction's first combine moves behind its branch (`ir/late_combines.rs`), the bounds
+/// checks of a branching region are tested once at its start (`ir/early_checks.rs`), and 16-bit
+/// arithmetic is computed in 32 bits (`ir/wide_halves.rs`). Returns the text
 /// and how many sites changed.
 pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir, meta);
@@ -225,7 +227,8 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let checked = checked_chains::hoist(&mut lines, meta);
     let combines = late_combines::rewrite(&mut lines);
     let regions = early_checks::hoist(&mut lines);
-    if loads + chains + checked + combines + regions == 0 {
+    let halves = wide_halves::widen(&mut lines);
+    if loads + chains + checked + combines + regions + halves == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -233,7 +236,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + loads + chains + checked + combines + regions)
+    (out, blocks + loads + chains + checked + combines + regions + halves)
 }
 
 /// One input line; `no` survives removals so errors point at the input.
