@@ -36,8 +36,8 @@ mod panic_paths;
 mod private_array_loops;
 mod saturating_casts;
 mod shared_memory;
-mod wide_halves;
 mod speculated_blocks;
+mod wide_halves;
 
 pub use panic_paths::inline_panic_paths;
 

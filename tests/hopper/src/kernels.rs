@@ -403,7 +403,7 @@ pub fn tma_exit_in_flight(
     let b = thread::block_idx().x;
     let t = thread::thread_idx().x as usize;
     let rows = (TILE / EXIT_BOX_COLS) as u32;
-    if b % 2 == 0 {
+    if b.is_multiple_of(2) {
         if t == 0 {
             bars.get(0).arrive_expect_tx(LEAVER_LOADS * leave.box_bytes());
             for k in 0..LEAVER_LOADS {
