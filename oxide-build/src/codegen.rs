@@ -232,7 +232,7 @@ fn llc_ptx(tc: &Toolchain, llc: &Path, input: &Input<'_>) -> Result<(String, Vec
         Some(ptxas) if input.choose_flags => choose_flags(llc, ptxas, input, &ir, text, &mut commands)?,
         _ => text,
     };
-    Ok((text, commands))
+    Ok((crate::ir::without_identical_copies(&text), commands))
 }
 
 /// `opt`'s range check elimination over the IR stage's output, before anything unrolls a loop

@@ -32,6 +32,8 @@ mod launch_bounds;
 mod libdevice;
 mod meta_records;
 mod noalias_inputs;
+mod offset_checks;
+mod one_d_copies;
 mod panic_paths;
 mod private_array_loops;
 mod saturating_casts;
@@ -39,6 +41,8 @@ mod shared_memory;
 mod speculated_blocks;
 mod wide_halves;
 
+pub(crate) use one_d_copies::without_identical_copies;
+pub use one_d_copies::SUFFIX as ONE_D_SUFFIX;
 pub use panic_paths::inline_panic_paths;
 
 pub(crate) struct Input<'a> {
@@ -87,6 +91,7 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Module, Error> {
     }
     if !input.panic_messages {
         processed.ir = inline_panic_paths(&processed.ir);
+        add_one_d_copies(&mut processed);
     }
     let mut warnings = Vec::new();
     if processed.kernels.is_empty() {
@@ -196,6 +201,24 @@ pub(crate) fn thaw(ir: &str) -> String {
     out
 }
 
+/// Each kernel's copy for 1-D launches (`ir/one_d_copies.rs`), listed among the kernels so
+/// that `opt` keeps them.
+fn add_one_d_copies(processed: &mut Processed) {
+    let mut lines: Vec<Line> =
+        processed.ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
+    let copies = one_d_copies::add(&mut lines);
+    if copies.is_empty() {
+        return;
+    }
+    let mut out = String::with_capacity(processed.ir.len() * 2);
+    for line in &lines {
+        out.push_str(&line.text);
+        out.push('\n');
+    }
+    processed.ir = out;
+    processed.kernels.extend(copies);
+}
+
 /// `ir` with the kernels' float multiplies and adds marked `contract` (`ir/contractable_ops.rs`).
 fn contractable(ir: &str) -> String {
     let mut lines: Vec<Line> =
@@ -210,7 +233,8 @@ fn contractable(ir: &str) -> String {
 }
 
 /// The transforms that run on `opt`'s output rather than rustc's: conditional blocks of input
-/// reads become unconditional (`ir/speculated_blocks.rs`), loads move above the stores to
+/// reads become unconditional (`ir/speculated_blocks.rs`), a read at `i - C` is tested by one
+/// compare instead of two (`ir/offset_checks.rs`), loads move above the stores to
 /// other buffers before them (`ir/early_loads.rs`), unrolled loop remainders become rows of
 /// guarded steps (`ir/guarded_epilogs.rs`), reads behind checks of earlier reads move above
 /// those checks (`ir/checked_chains.rs`, bounded by the inputs' sizes in `meta`), and a peeled
@@ -222,13 +246,14 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir, meta);
     let mut lines: Vec<Line> =
         text.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
+    let merged = offset_checks::merge(&mut lines);
     let loads = early_loads::hoist(&mut lines);
     let chains = guarded_epilogs::rewrite(&mut lines);
     let checked = checked_chains::hoist(&mut lines, meta);
     let combines = late_combines::rewrite(&mut lines);
     let regions = early_checks::hoist(&mut lines);
     let halves = wide_halves::widen(&mut lines);
-    if loads + chains + checked + combines + regions + halves == 0 {
+    if merged + loads + chains + checked + combines + regions + halves == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -236,7 +261,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + loads + chains + checked + combines + regions + halves)
+    (out, blocks + merged + loads + chains + checked + combines + regions + halves)
 }
 
 /// One input line; `no` survives removals so errors point at the input.

@@ -68,6 +68,8 @@ pub(super) fn input_sizes(define: &str, meta: &[MetaRecord]) -> HashMap<String, 
     else {
         return HashMap::new();
     };
+    // A kernel's 1-D copy reads the kernel's inputs.
+    let name = name.strip_suffix(super::one_d_copies::SUFFIX).unwrap_or(name);
     let Some(sizes) = meta.iter().find(|m| m.name == format!("__oxide_input_sizes_{name}")) else {
         return HashMap::new();
     };

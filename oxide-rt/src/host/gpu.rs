@@ -284,9 +284,16 @@ pub const MAX_LOCAL_PER_THREAD: u32 = 512 * 1024;
 /// opt-in.
 const SHARED_WITHOUT_OPT_IN: u32 = 48 * 1024;
 
+/// The suffix of a kernel's copy for 1-D launches in release builds' PTX (oxide-build's
+/// `ir/one_d_copies.rs`): the same kernel with the y and z thread and block registers read
+/// as a 1-D launch has them, so its index arithmetic folds away.
+pub const ONE_D_SUFFIX: &str = "__oxide_1d";
+
 /// A kernel's function in one context, with the attributes the launch checks use.
 struct Function {
     ctx: usize,
+    /// Serves 1-D launches: the kernel's 1-D copy, or the kernel where the module has none.
+    one_d: bool,
     func: CudaFunction,
     max_threads: u32,
     static_shared: u32,
@@ -300,12 +307,14 @@ pub struct Kernel {
     /// CUDA C++ kernel.
     symbol: &'static str,
     module: &'static crate::EmbeddedModule,
+    /// Whether the module may hold a copy for 1-D launches (Rust kernels).
+    has_copies: bool,
     functions: Mutex<Vec<Function>>,
 }
 
 impl Kernel {
     pub const fn new(module: &'static crate::EmbeddedModule, name: &'static str) -> Kernel {
-        Kernel { name, symbol: name, module, functions: Mutex::new(Vec::new()) }
+        Kernel { name, symbol: name, module, has_copies: true, functions: Mutex::new(Vec::new()) }
     }
 
     /// A kernel whose function in the module is `symbol` (a CUDA C++ kernel's mangled name),
@@ -315,7 +324,7 @@ impl Kernel {
         name: &'static str,
         symbol: &'static str,
     ) -> Kernel {
-        Kernel { name, symbol, module, functions: Mutex::new(Vec::new()) }
+        Kernel { name, symbol, module, has_copies: false, functions: Mutex::new(Vec::new()) }
     }
 
     pub fn name(&self) -> &'static str {
@@ -347,7 +356,8 @@ impl Kernel {
         // Under stream capture the launch becomes a node of a graph, which is only sound in a
         // capture `Graph::capture` runs (host/graph.rs), and nothing may load there.
         let capturing = super::graph::capture_kind(self.name, stream)? == super::graph::Capture::Oxide;
-        let found = if capturing { self.cached_function(stream) } else { Some(self.function(stream)?) };
+        let one_d = self.has_copies && is_one_d(cfg);
+        let found = if capturing { self.cached_function(stream, one_d) } else { Some(self.function(stream, one_d)?) };
         let Some(f) = found else {
             return Err(super::graph::defer_load(self));
         };
@@ -380,29 +390,51 @@ impl Kernel {
         Ok((f.func, raw, f.pad))
     }
 
-    /// Loads the kernel's module and function in the stream's context (outside any capture).
+    /// Loads the kernel's module and functions in the stream's context (outside any capture).
     pub(crate) fn load(&'static self, stream: &Arc<CudaStream>) -> Result<(), Error> {
-        self.function(stream).map(|_| ())
+        self.function(stream, false)?;
+        if self.has_copies {
+            self.function(stream, true)?;
+        }
+        Ok(())
     }
 
-    /// The kernel's function in the stream's context, loading its module on first use.
-    fn function(&'static self, stream: &Arc<CudaStream>) -> Result<Loaded, Error> {
-        if let Some(f) = self.cached_function(stream) {
+    /// The kernel's function for a launch that is 1-D or not, in the stream's context, loading
+    /// its module on first use.
+    fn function(&'static self, stream: &Arc<CudaStream>, one_d: bool) -> Result<Loaded, Error> {
+        if let Some(f) = self.cached_function(stream, one_d) {
             return Ok(f);
         }
         let (module, limits, pad) = module_for(stream, self.module)?;
         let ctx_key = Arc::as_ptr(stream.context()) as usize;
         let mut funcs = lock(&self.functions);
-        if let Some(f) = funcs.iter().find(|f| f.ctx == ctx_key) {
+        if let Some(f) = funcs.iter().find(|f| f.ctx == ctx_key && f.one_d == one_d) {
             return Ok(f.loaded(limits, pad));
         }
-        let f = module.load_function(self.symbol).map_err(|source| Error::Driver {
-            what: format!(
-                "kernel `{}` (`{}`) is not in the embedded PTX (was the crate built with oxide-build?)",
-                self.name, self.symbol
-            ),
-            source,
-        })?;
+        let copy = match one_d {
+            // Debug builds and prebuilt PTX of older versions have no copy: the kernel serves.
+            true => match module.load_function(&format!("{}{ONE_D_SUFFIX}", self.symbol)) {
+                Ok(f) => Some(f),
+                Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => None,
+                Err(source) => {
+                    return Err(Error::Driver {
+                        what: format!("loading the 1-D copy of kernel `{}` (`{}`)", self.name, self.symbol),
+                        source,
+                    })
+                }
+            },
+            false => None,
+        };
+        let f = match copy {
+            Some(f) => f,
+            None => module.load_function(self.symbol).map_err(|source| Error::Driver {
+                what: format!(
+                    "kernel `{}` (`{}`) is not in the embedded PTX (was the crate built with oxide-build?)",
+                    self.name, self.symbol
+                ),
+                source,
+            })?,
+        };
         let attr = |a: CUfunction_attribute, what: &str| {
             f.get_attribute(a)
                 .map(|v| v.max(0) as u32)
@@ -410,6 +442,7 @@ impl Kernel {
         };
         let function = Function {
             ctx: ctx_key,
+            one_d,
             max_threads: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "thread limit")?,
             static_shared: attr(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
@@ -424,11 +457,17 @@ impl Kernel {
     }
 
     /// The kernel's function when it and its module are already loaded in the stream's context.
-    fn cached_function(&'static self, stream: &Arc<CudaStream>) -> Option<Loaded> {
+    fn cached_function(&'static self, stream: &Arc<CudaStream>, one_d: bool) -> Option<Loaded> {
         let (_, limits, pad) = cached_module(stream, self.module)?;
         let ctx_key = Arc::as_ptr(stream.context()) as usize;
-        lock(&self.functions).iter().find(|f| f.ctx == ctx_key).map(|f| f.loaded(limits, pad))
+        lock(&self.functions).iter().find(|f| f.ctx == ctx_key && f.one_d == one_d).map(|f| f.loaded(limits, pad))
     }
+}
+
+/// Whether the launch's grid and block are 1 in y and z (the 1-D copy computes the same there).
+fn is_one_d(cfg: &LaunchConfig) -> bool {
+    let (g, b) = (cfg.grid, cfg.block);
+    g.y == 1 && g.z == 1 && b.y == 1 && b.z == 1
 }
 
 /// What a launch needs of a loaded kernel: its function, limits and the context's pad.

@@ -66,7 +66,7 @@ pub mod __private {
         DeviceOutput, Shaped,
     };
     pub use super::cpu::{cpu_launch, cpu_matrix, CpuKernel, SendPtr};
-    pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD};
+    pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD, ONE_D_SUFFIX};
     pub use super::tensor_map::{tensor_map_arg, tensor_map_on_cpu};
     pub use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, PushKernelArg};
     pub use std::sync::Arc;

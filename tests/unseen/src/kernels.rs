@@ -1315,3 +1315,15 @@ pub fn reductions(x: &[f64], y: &[i16], z: &[u64], per: u32, mut out: DisjointCh
         *o = [mx, mn, ym as f64, zm as f64];
     }
 }
+
+/// A kernel with no `dims`: launched 1-D its release build runs its 1-D copy
+/// (oxide-build's `ir/one_d_copies.rs`), launched 2-D or 3-D the kernel itself; both must
+/// give every thread the same `thread::index()`.
+#[kernel]
+pub fn index_weave(x: &[u32], mut out: DisjointSlice<u32>) {
+    let i = thread::index();
+    if let Some(o) = out.get_mut(i) {
+        let i = i.get();
+        *o = x[i].rotate_left((i % 31) as u32) ^ (i as u32);
+    }
+}

@@ -91,3 +91,16 @@ fn t_reductions() {
         assert_eq!(&out[i * 4..i * 4 + 4], &e, "i {i}");
     }
 }
+
+#[test]
+fn t_index_weave_in_1d_2d_and_3d_launches() {
+    let mut r = Rng(78);
+    let n = 1000;
+    let x: Vec<u32> = (0..n).map(|_| r.next() as u32).collect();
+    let want: Vec<u32> = (0..n).map(|i| x[i].rotate_left((i % 31) as u32) ^ i as u32).collect();
+    for (grid, block) in [((8, 1, 1), (128, 1, 1)), ((4, 2, 1), (32, 4, 1)), ((2, 2, 2), (8, 4, 4))] {
+        let mut out = vec![0u32; n];
+        cpu_index_weave(grid, block, &x, &mut out).unwrap();
+        assert_eq!(out, want, "grid {grid:?}, block {block:?}");
+    }
+}

@@ -150,3 +150,33 @@ fn integer_kernels_of_the_corpus_agree_with_the_cpu_executor() {
         |o| launch_count_sort_u8(s, blocks(m, 32), 32, &dtext, 300, o),
     );
 }
+
+#[test]
+fn one_d_copy_and_kernel_agree_on_every_thread_index() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    // Release builds (this test's profile in ci/gpu-build.sh) carry the 1-D copy.
+    let ptx = include_str!(env!("OXIDE_PTX"));
+    let copy = format!(".entry index_weave{}(", oxide_rt::__private::ONE_D_SUFFIX);
+    assert_eq!(ptx.contains(&copy), !cfg!(debug_assertions), "the 1-D copy in this profile's PTX");
+    let mut r = Rng(7);
+    let n = 3 * 65_536 + 5;
+    let x: Vec<u32> = (0..n).map(|_| r.next() as u32).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let blocks = (n as u32).div_ceil(256);
+    // 1-D: the copy. 2-D and 3-D grids and blocks of at least n threads: the kernel itself.
+    for (grid, block) in [
+        ((blocks, 1, 1), (256, 1, 1)),
+        ((blocks.div_ceil(4), 4, 1), (64, 4, 1)),
+        ((blocks.div_ceil(8), 2, 2), (32, 4, 2)),
+        ((3, 5, blocks.div_ceil(15)), (16, 4, 4)),
+    ] {
+        agree(
+            s,
+            &format!("index_weave, grid {grid:?}, block {block:?}"),
+            n,
+            |o| cpu_index_weave(grid, block, &x, o),
+            |o| launch_index_weave(s, grid, block, &dx, o),
+        );
+    }
+}
