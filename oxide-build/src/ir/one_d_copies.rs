@@ -47,8 +47,11 @@ pub(super) fn add(lines: &mut Vec<Line>) -> Vec<String> {
         let copy_name = format!("{name}{SUFFIX}");
         let define = text.replacen(&format!("@{name}("), &format!("@{copy_name}("), 1);
         let mut copies = vec![Line { no: lines[i].no, text: String::new() }, Line { no: lines[i].no, text: define }];
+        // Inline PTX names the kernel's parameters by symbol (a tensor map's address).
+        let (params, copy_params) = (format!("{name}_param_"), format!("{copy_name}_param_"));
         for line in &lines[i + 1..end] {
-            copies.push(Line { no: line.no, text: fixed_register(&line.text).unwrap_or_else(|| line.text.clone()) });
+            let text = fixed_register(&line.text).unwrap_or_else(|| line.text.replace(&params, &copy_params));
+            copies.push(Line { no: line.no, text });
         }
         names.push(copy_name);
         let n = copies.len();
@@ -179,6 +182,7 @@ start:
   %ty = tail call range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.y()
   %bz = tail call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()
   %nz = tail call i32 @llvm.nvvm.read.ptx.sreg.nctaid.z()
+  %m = tail call i64 asm "mov.b64 $0, lin_param_0;", "=l"()
   %a = add i32 %tx, %ty
   %b = mul i32 %bz, %nz
   %c = add i32 %a, %b
@@ -222,6 +226,8 @@ declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.z()
                     %bz = add i32 0, 0\n  %nz = add i32 1, 0\n";
         assert!(out.contains(want), "missing\n{want}\nin\n{out}");
         assert!(out.find("@lin__oxide_1d(") < out.find("@flat("), "{out}");
+        // Inline PTX naming a parameter names the copy's.
+        assert!(out.contains("asm \"mov.b64 $0, lin__oxide_1d_param_0;\""), "{out}");
         // The originals are unchanged.
         assert!(out.starts_with(&KERNELS[..KERNELS.find("\n\ndefine").unwrap()]), "{out}");
         crate::ir::tests::assert_valid_ir("one-d-copies", &out);
