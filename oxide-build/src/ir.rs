@@ -233,8 +233,9 @@ fn contractable(ir: &str) -> String {
 }
 
 /// The transforms that run on `opt`'s output rather than rustc's: conditional blocks of input
-/// reads become unconditional (`ir/speculated_blocks.rs`), a read at `i - C` is tested by one
-/// compare instead of two (`ir/offset_checks.rs`), loads move above the stores to
+/// reads become unconditional (`ir/speculated_blocks.rs`), the 1-D copies read the y and z
+/// registers their callees brought in as constants (`ir/one_d_copies.rs`), a read at `i - C` is
+/// tested by one compare instead of two (`ir/offset_checks.rs`), loads move above the stores to
 /// other buffers before them (`ir/early_loads.rs`), unrolled loop remainders become rows of
 /// guarded steps (`ir/guarded_epilogs.rs`), reads behind checks of earlier reads move above
 /// those checks (`ir/checked_chains.rs`, bounded by the inputs' sizes in `meta`), and a peeled
@@ -246,6 +247,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir, meta);
     let mut lines: Vec<Line> =
         text.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
+    let folded = one_d_copies::fold_inlined_reads(&mut lines);
     let merged = offset_checks::merge(&mut lines);
     let loads = early_loads::hoist(&mut lines);
     let chains = guarded_epilogs::rewrite(&mut lines);
@@ -253,7 +255,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let combines = late_combines::rewrite(&mut lines);
     let regions = early_checks::hoist(&mut lines);
     let halves = wide_halves::widen(&mut lines);
-    if merged + loads + chains + checked + combines + regions + halves == 0 {
+    if folded + merged + loads + chains + checked + combines + regions + halves == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -261,7 +263,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + merged + loads + chains + checked + combines + regions + halves)
+    (out, blocks + folded + merged + loads + chains + checked + combines + regions + halves)
 }
 
 /// One input line; `no` survives removals so errors point at the input.
