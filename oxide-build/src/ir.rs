@@ -37,6 +37,7 @@ mod one_d_copies;
 mod panic_paths;
 mod private_array_loops;
 mod saturating_casts;
+mod shared_bases;
 mod shared_memory;
 mod speculated_blocks;
 mod wide_halves;
@@ -240,8 +241,9 @@ fn contractable(ir: &str) -> String {
 /// guarded steps (`ir/guarded_epilogs.rs`), reads behind checks of earlier reads move above
 /// those checks (`ir/checked_chains.rs`, bounded by the inputs' sizes in `meta`), and a peeled
 /// reduction's first combine moves behind its branch (`ir/late_combines.rs`), the bounds
-/// checks of a branching region are tested once at its start (`ir/early_checks.rs`), and 16-bit
-/// arithmetic is computed in 32 bits (`ir/wide_halves.rs`). Returns the text
+/// checks of a branching region are tested once at its start (`ir/early_checks.rs`), 16-bit
+/// arithmetic is computed in 32 bits (`ir/wide_halves.rs`), and guarded reads at constant
+/// distances from one index share its address (`ir/shared_bases.rs`). Returns the text
 /// and how many sites changed.
 pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir, meta);
@@ -255,7 +257,8 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let combines = late_combines::rewrite(&mut lines);
     let regions = early_checks::hoist(&mut lines);
     let halves = wide_halves::widen(&mut lines);
-    if folded + merged + loads + chains + checked + combines + regions + halves == 0 {
+    let bases = shared_bases::share(&mut lines);
+    if folded + merged + loads + chains + checked + combines + regions + halves + bases == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -263,7 +266,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + folded + merged + loads + chains + checked + combines + regions + halves)
+    (out, blocks + folded + merged + loads + chains + checked + combines + regions + halves + bases)
 }
 
 /// One input line; `no` survives removals so errors point at the input.
