@@ -278,6 +278,18 @@ struct Line {
 // ---------------------------------------------------------------------------------
 // Helpers shared by the transforms
 
+/// `%name -> line index` of every instruction that defines a value.
+fn definitions(body: &[Line]) -> std::collections::HashMap<String, usize> {
+    body.iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let (lhs, _) = l.text.split_once(" = ")?;
+            let name = lhs.trim();
+            name.starts_with('%').then(|| (name.to_string(), i))
+        })
+        .collect()
+}
+
 /// The `)` closing the parameter list of a `define` line (skipping nested parentheses).
 fn find_params_close(line: &str) -> Option<usize> {
     let open = line.find('(')?;

@@ -23,7 +23,7 @@
 //! only when `S` took the same values from `G` and `T`, so nothing that reaches `S` changes.
 
 use super::guarded_loads::{blocks, each_kernel, incoming, Block};
-use super::{int_bits, split_top, Line};
+use super::{definitions, int_bits, split_top, Line};
 use std::collections::HashMap;
 
 /// Merges every qualifying pair of tests in every kernel; returns how many.
@@ -99,18 +99,6 @@ fn apply(body: &mut [Line], site: &Site) {
         let kept: Vec<&str> = preds.split(", ").map(str::trim).filter(|p| *p != site.guard).collect();
         *label = format!("{head}; preds = {}", kept.join(", "));
     }
-}
-
-/// `%name -> line index` of every instruction that defines a value.
-fn definitions(body: &[Line]) -> HashMap<String, usize> {
-    body.iter()
-        .enumerate()
-        .filter_map(|(i, l)| {
-            let (lhs, _) = l.text.split_once(" = ")?;
-            let name = lhs.trim();
-            name.starts_with('%').then(|| (name.to_string(), i))
-        })
-        .collect()
 }
 
 /// The right-hand side of `%name`'s definition, without trailing metadata.

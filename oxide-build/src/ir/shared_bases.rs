@@ -20,7 +20,7 @@
 //! element. The geps lose `inbounds` (the shared base need not be an element itself).
 
 use super::guarded_loads::{blocks, each_kernel, Block};
-use super::Line;
+use super::{definitions, Line};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Sums expanded through at most this many nested `add`s.
@@ -159,18 +159,6 @@ fn sum(body: &[Line], defs: &HashMap<String, usize>, v: &str, depth: usize) -> O
         }
         _ => v.starts_with('%').then(|| (vec![v.to_string()], 0)),
     }
-}
-
-/// `%name -> line` of every instruction that defines a value.
-fn definitions(body: &[Line]) -> HashMap<String, usize> {
-    body.iter()
-        .enumerate()
-        .filter_map(|(i, l)| {
-            let (lhs, _) = l.text.split_once(" = ")?;
-            let name = lhs.trim();
-            name.starts_with('%').then(|| (name.to_string(), i))
-        })
-        .collect()
 }
 
 /// `line -> block` for every instruction line.
