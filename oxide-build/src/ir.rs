@@ -40,11 +40,13 @@ mod saturating_casts;
 mod shared_bases;
 mod shared_memory;
 mod speculated_blocks;
+mod versioned_checks;
 mod wide_halves;
 
 pub(crate) use one_d_copies::without_identical_copies;
 pub use one_d_copies::SUFFIX as ONE_D_SUFFIX;
 pub use panic_paths::inline_panic_paths;
+pub use versioned_checks::SUFFIX as UNCHECKED_SUFFIX;
 
 pub(crate) struct Input<'a> {
     /// rustc's LLVM IR of the whole device module.
@@ -93,6 +95,7 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Module, Error> {
     if !input.panic_messages {
         processed.ir = inline_panic_paths(&processed.ir);
         add_one_d_copies(&mut processed);
+        add_unchecked_copies(&mut processed);
     }
     let mut warnings = Vec::new();
     if processed.kernels.is_empty() {
@@ -208,6 +211,24 @@ fn add_one_d_copies(processed: &mut Processed) {
     let mut lines: Vec<Line> =
         processed.ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let copies = one_d_copies::add(&mut lines);
+    if copies.is_empty() {
+        return;
+    }
+    let mut out = String::with_capacity(processed.ir.len() * 2);
+    for line in &lines {
+        out.push_str(&line.text);
+        out.push('\n');
+    }
+    processed.ir = out;
+    processed.kernels.extend(copies);
+}
+
+/// Each kernel's copy without the bounds checks its launch-wide test covers
+/// (`ir/versioned_checks.rs`), listed among the kernels so that `opt` keeps them.
+fn add_unchecked_copies(processed: &mut Processed) {
+    let mut lines: Vec<Line> =
+        processed.ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
+    let copies = versioned_checks::add(&mut lines);
     if copies.is_empty() {
         return;
     }

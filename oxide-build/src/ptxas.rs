@@ -140,7 +140,8 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Checked, Error> {
     };
     let Some(ptxas) = input.ptxas else {
         checked.warnings.push(format!("ptxas not found, PTX not validated; fix: {}", toolchain::INSTALL_PTXAS));
-        kernels.retain(|k| !k.name.ends_with(crate::ir::ONE_D_SUFFIX));
+        kernels
+            .retain(|k| !k.name.ends_with(crate::ir::ONE_D_SUFFIX) && !k.name.ends_with(crate::ir::UNCHECKED_SUFFIX));
         checked.kernels = kernels;
         return Ok(checked);
     };
@@ -175,7 +176,7 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Checked, Error> {
             .extend(performance_advisories(&report.log).into_iter().map(|a| format!("ptxas on {arch}: {a}")));
     }
     // The kernels' 1-D copies (`ir/one_d_copies.rs`) are found by the runtime, not listed.
-    kernels.retain(|k| !k.name.ends_with(crate::ir::ONE_D_SUFFIX));
+    kernels.retain(|k| !k.name.ends_with(crate::ir::ONE_D_SUFFIX) && !k.name.ends_with(crate::ir::UNCHECKED_SUFFIX));
     checked.kernels = kernels;
     checked.validated = true;
     Ok(checked)

@@ -360,6 +360,9 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
     let mut gpu_params = Vec::new();
     let mut gpu_prep = Vec::new();
     let mut gpu_push = Vec::new();
+    // The integer parameters by their names in `device_entry`, with the values pushed for
+    // them: what the launch-wide test of an unchecked copy reads (`Kernel::unchecked_copy`).
+    let mut gpu_values: Vec<TokenStream> = Vec::new();
     let mut cpu_params = Vec::new();
     let mut cpu_prep = Vec::new();
     let mut cpu_call = Vec::new();
@@ -378,6 +381,9 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 gpu_params.push(quote! { #id: #ty });
                 // Spanned on the user's type: a missing `KernelArg` is reported there, once.
                 gpu_push.push(quote_spanned! {ty.span()=> #p::push_value(&mut __oxide_args, &#id); });
+                gpu_values.push(
+                    quote! { (#arg_name, { use #p::{IntValue as _, NotInt as _}; (&#p::IntProbe(&#id)).int_value() }) },
+                );
                 cpu_params.push(quote! { #id: #ty });
                 cpu_call.push(quote! { #id });
             }
@@ -435,7 +441,13 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                     quote! { let (#ptr, #len, #guard) = #p::input_arg::<#host_elem>(#export, #arg_name, #id, __oxide_stream, __oxide_pad)?; }
                 });
                 gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#ptr); #p::PushKernelArg::arg(&mut __oxide_args, &#len); });
+                let dir = if *atomic { "atomic" } else { "in" };
+                let len_name = format!("__oxide_{dir}_{arg_name}_len");
+                gpu_values.push(quote! { (#len_name, ::core::option::Option::Some(#len as u64)) });
                 if *matrix {
+                    let (s0, s1) = (format!("__oxide_shape0_{arg_name}"), format!("__oxide_shape1_{arg_name}"));
+                    gpu_values.push(quote! { (#s0, ::core::option::Option::Some(#shape_ident[0] as u64)) });
+                    gpu_values.push(quote! { (#s1, ::core::option::Option::Some(#shape_ident[1] as u64)) });
                     gpu_prep.push(quote! { #p::check_matrix(#export, #arg_name, #len, #shape_ident)?; });
                     cpu_prep.push(quote! { #p::check_matrix(#export, #arg_name, #id.len(), #shape_ident)?; });
                     gpu_push.push(quote! {
@@ -513,7 +525,12 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                     (*shape == OutShape::D2).then(|| quote! { let #shape_ident = #p::with_rows(#shape_ident, #len); });
                 gpu_prep.extend(rows.clone());
                 gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#ptr); #p::PushKernelArg::arg(&mut __oxide_args, &#len); });
+                let len_name = format!("__oxide_out_{arg_name}_len");
+                gpu_values.push(quote! { (#len_name, ::core::option::Option::Some(#len as u64)) });
                 if *shape != OutShape::Flat {
+                    let (s0, s1) = (format!("__oxide_shape0_{arg_name}"), format!("__oxide_shape1_{arg_name}"));
+                    gpu_values.push(quote! { (#s0, ::core::option::Option::Some(#shape_ident[0] as u64)) });
+                    gpu_values.push(quote! { (#s1, ::core::option::Option::Some(#shape_ident[1] as u64)) });
                     // The shape words follow the pointer and length, as in `device_entry`.
                     gpu_push.push(quote! {
                         #p::PushKernelArg::arg(&mut __oxide_args, &#shape_ident[0]);
@@ -592,6 +609,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             #check_cluster
             let (__oxide_func, __oxide_cfg, __oxide_pad) = __OXIDE_KERNEL.prepare(stream, &config)?;
             #(#gpu_prep)*
+            let __oxide_func = __OXIDE_KERNEL.unchecked_copy(stream, &config, __oxide_func, &[#(#gpu_values),*])?;
             let mut __oxide_args = __oxide_stream.launch_builder(&__oxide_func);
             #(#gpu_push)*
             // The arguments pushed above are exactly the parameters of the generated `ptx-kernel`

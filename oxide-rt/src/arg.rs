@@ -78,6 +78,44 @@ unsafe impl<T: KernelArg, const N: usize> KernelArg for [T; N] {
 #[inline(always)]
 pub const fn assert_kernel_arg<T: KernelArg>() {}
 
+/// A by-value argument as the launch-wide tests of unchecked copies read it: integers as their
+/// bits zero-extended (`(&IntProbe(&x)).int_value()` with [`IntValue`] and [`NotInt`] in scope
+/// picks [`IntValue`] where `x` is an integer, [`NotInt`] for any other type, without a bound
+/// that could fail to compile).
+#[doc(hidden)]
+#[cfg(not(target_arch = "nvptx64"))]
+pub struct IntProbe<'a, T>(pub &'a T);
+
+#[doc(hidden)]
+#[cfg(not(target_arch = "nvptx64"))]
+pub trait IntValue {
+    fn int_value(&self) -> Option<u64>;
+}
+
+#[doc(hidden)]
+#[cfg(not(target_arch = "nvptx64"))]
+pub trait NotInt {
+    fn int_value(&self) -> Option<u64> {
+        None
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<T> NotInt for &IntProbe<'_, T> {}
+
+#[cfg(not(target_arch = "nvptx64"))]
+macro_rules! int_values {
+    ($($t:ty => $u:ty),*) => {$(
+        impl IntValue for IntProbe<'_, $t> {
+            fn int_value(&self) -> Option<u64> {
+                Some(*self.0 as $u as u64)
+            }
+        }
+    )*};
+}
+#[cfg(not(target_arch = "nvptx64"))]
+int_values!(u8 => u8, u16 => u16, u32 => u32, u64 => u64, usize => u64, i8 => u8, i16 => u16, i32 => u32, i64 => u64, isize => u64);
+
 /// Pushes a by-value kernel argument. Generated launchers call this instead of cudarc's
 /// `arg` so the only bound a user type can miss is `KernelArg` (one clear error).
 #[doc(hidden)]
@@ -95,3 +133,18 @@ const _: () = {
     assert_kernel_arg::<usize>();
     assert_kernel_arg::<[[i8; 2]; 4]>();
 };
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use super::{IntProbe, IntValue as _, NotInt as _};
+
+    #[test]
+    fn integers_read_as_their_zero_extended_bits_and_nothing_else_reads() {
+        assert_eq!((&IntProbe(&7u32)).int_value(), Some(7));
+        assert_eq!((&IntProbe(&-1i32)).int_value(), Some(u64::from(u32::MAX)));
+        assert_eq!((&IntProbe(&-2i8)).int_value(), Some(254));
+        assert_eq!((&IntProbe(&usize::MAX)).int_value(), Some(u64::MAX));
+        assert_eq!((&IntProbe(&1.5f32)).int_value(), None);
+        assert_eq!((&IntProbe(&[1u32, 2])).int_value(), None);
+    }
+}

@@ -178,9 +178,9 @@ pub mod __private {
         }
         Ok(())
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    pub use crate::arg::push_value;
     pub use crate::arg::{assert_kernel_arg, KernelArg};
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub use crate::arg::{push_value, IntProbe, IntValue, NotInt};
 
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::host::__private::*;

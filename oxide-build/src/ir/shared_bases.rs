@@ -168,7 +168,7 @@ fn block_index(blocks: &[Block]) -> HashMap<usize, usize> {
 
 /// For each block, the blocks that dominate it (itself included), from the blocks'
 /// predecessor lists; the first block is the entry.
-fn dominators(blocks: &[Block]) -> Vec<HashSet<usize>> {
+pub(super) fn dominators(blocks: &[Block]) -> Vec<HashSet<usize>> {
     let index: HashMap<&str, usize> = blocks.iter().enumerate().map(|(i, b)| (b.label.as_str(), i)).collect();
     let preds: Vec<Vec<usize>> =
         blocks.iter().map(|b| b.preds.iter().filter_map(|p| index.get(p.as_str()).copied()).collect()).collect();

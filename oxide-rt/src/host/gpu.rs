@@ -289,11 +289,17 @@ const SHARED_WITHOUT_OPT_IN: u32 = 48 * 1024;
 /// as a 1-D launch has them, so its index arithmetic folds away.
 pub const ONE_D_SUFFIX: &str = "__oxide_1d";
 
+/// The suffix of a kernel's copy without the bounds checks that its launch-wide test covers
+/// (oxide-build's `ir/versioned_checks.rs`; `Kernel::unchecked_copy`).
+pub const UNCHECKED_SUFFIX: &str = "__oxide_vc";
+
 /// A kernel's function in one context, with the attributes the launch checks use.
 struct Function {
     ctx: usize,
     /// Serves 1-D launches: the kernel's 1-D copy, or the kernel where the module has none.
     one_d: bool,
+    /// The unchecked copy of that function.
+    unchecked: bool,
     func: CudaFunction,
     max_threads: u32,
     static_shared: u32,
@@ -310,11 +316,21 @@ pub struct Kernel {
     /// Whether the module may hold a copy for 1-D launches (Rust kernels).
     has_copies: bool,
     functions: Mutex<Vec<Function>>,
+    /// The launch-wide tests of the unchecked copies (of the kernel, of its 1-D copy), read
+    /// from the PTX on first use.
+    tests: OnceLock<[Option<super::unchecked::Test>; 2]>,
 }
 
 impl Kernel {
     pub const fn new(module: &'static crate::EmbeddedModule, name: &'static str) -> Kernel {
-        Kernel { name, symbol: name, module, has_copies: true, functions: Mutex::new(Vec::new()) }
+        Kernel {
+            name,
+            symbol: name,
+            module,
+            has_copies: true,
+            functions: Mutex::new(Vec::new()),
+            tests: OnceLock::new(),
+        }
     }
 
     /// A kernel whose function in the module is `symbol` (a CUDA C++ kernel's mangled name),
@@ -324,7 +340,7 @@ impl Kernel {
         name: &'static str,
         symbol: &'static str,
     ) -> Kernel {
-        Kernel { name, symbol, module, has_copies: false, functions: Mutex::new(Vec::new()) }
+        Kernel { name, symbol, module, has_copies: false, functions: Mutex::new(Vec::new()), tests: OnceLock::new() }
     }
 
     pub fn name(&self) -> &'static str {
@@ -357,7 +373,11 @@ impl Kernel {
         // capture `Graph::capture` runs (host/graph.rs), and nothing may load there.
         let capturing = super::graph::capture_kind(self.name, stream)? == super::graph::Capture::Oxide;
         let one_d = self.has_copies && is_one_d(cfg);
-        let found = if capturing { self.cached_function(stream, one_d) } else { Some(self.function(stream, one_d)?) };
+        let found = if capturing {
+            self.cached_function(stream, one_d, false)
+        } else {
+            Some(self.function(stream, one_d, false)?)
+        };
         let Some(f) = found else {
             return Err(super::graph::defer_load(self));
         };
@@ -392,33 +412,85 @@ impl Kernel {
 
     /// Loads the kernel's module and functions in the stream's context (outside any capture).
     pub(crate) fn load(&'static self, stream: &Arc<CudaStream>) -> Result<(), Error> {
-        self.function(stream, false)?;
+        self.function(stream, false, false)?;
         if self.has_copies {
-            self.function(stream, true)?;
+            self.function(stream, true, false)?;
+            for one_d in [false, true] {
+                if self.test(one_d).is_some() {
+                    self.function(stream, one_d, true)?;
+                }
+            }
         }
         Ok(())
     }
 
+    /// `func` (what [`prepare`](Self::prepare) returned for `cfg`), or the kernel's copy
+    /// without the bounds checks its launch-wide test covers when the test passes for this
+    /// launch: `values` are the kernel's integer parameters by name, as the launcher pushes
+    /// them. The copy computes what the kernel computes wherever the test passes (oxide-build's
+    /// `ir/versioned_checks.rs`); a copy whose resources differ from the kernel's is not used.
+    pub fn unchecked_copy(
+        &'static self,
+        stream: &Arc<CudaStream>,
+        cfg: &LaunchConfig,
+        func: CudaFunction,
+        values: &[(&str, Option<u64>)],
+    ) -> Result<CudaFunction, Error> {
+        let one_d = self.has_copies && is_one_d(cfg);
+        if !self.test(one_d).is_some_and(|t| t.passes(cfg, values)) {
+            return Ok(func);
+        }
+        // Under capture nothing may load: the copy serves only once loaded (`load` does that).
+        let capturing = super::graph::capture_kind(self.name, stream)? == super::graph::Capture::Oxide;
+        let (copy, kernel) = match capturing {
+            true => (self.cached_function(stream, one_d, true), self.cached_function(stream, one_d, false)),
+            false => (Some(self.function(stream, one_d, true)?), Some(self.function(stream, one_d, false)?)),
+        };
+        let (Some(copy), Some(kernel)) = (copy, kernel) else { return Ok(func) };
+        let threads = u64::from(cfg.block.x) * u64::from(cfg.block.y) * u64::from(cfg.block.z);
+        let same_resources = copy.static_shared == kernel.static_shared && copy.local_bytes <= kernel.local_bytes;
+        Ok(if same_resources && threads <= u64::from(copy.max_threads) { copy.func } else { func })
+    }
+
+    /// The test of the unchecked copy of the kernel (or of its 1-D copy), if the PTX has one.
+    fn test(&self, one_d: bool) -> Option<&super::unchecked::Test> {
+        let tests = self.tests.get_or_init(|| {
+            [false, true].map(|one_d| {
+                let base = self.base_symbol(one_d);
+                super::unchecked::Test::find(self.module.ptx, &format!("{base}{UNCHECKED_SUFFIX}"))
+            })
+        });
+        tests[usize::from(one_d)].as_ref()
+    }
+
+    /// The function serving a launch that is 1-D or not: the 1-D copy where the module has one.
+    fn base_symbol(&self, one_d: bool) -> String {
+        let copy = format!("{}{ONE_D_SUFFIX}", self.symbol);
+        match one_d && self.module.ptx.contains(&format!(".entry {copy}(")) {
+            true => copy,
+            false => self.symbol.to_string(),
+        }
+    }
+
     /// The kernel's function for a launch that is 1-D or not, in the stream's context, loading
     /// its module on first use.
-    fn function(&'static self, stream: &Arc<CudaStream>, one_d: bool) -> Result<Loaded, Error> {
-        if let Some(f) = self.cached_function(stream, one_d) {
+    fn function(&'static self, stream: &Arc<CudaStream>, one_d: bool, unchecked: bool) -> Result<Loaded, Error> {
+        if let Some(f) = self.cached_function(stream, one_d, unchecked) {
             return Ok(f);
         }
         let (module, limits, pad) = module_for(stream, self.module)?;
         let ctx_key = Arc::as_ptr(stream.context()) as usize;
         let mut funcs = lock(&self.functions);
-        if let Some(f) = funcs.iter().find(|f| f.ctx == ctx_key && f.one_d == one_d) {
+        if let Some(f) = funcs.iter().find(|f| f.ctx == ctx_key && f.one_d == one_d && f.unchecked == unchecked) {
             return Ok(f.loaded(limits, pad));
         }
         // Debug builds, kernels whose copy came out the same, and prebuilt PTX of older versions
         // have no copy: the kernel serves. (Asking the driver for a missing symbol would be an
-        // API error that compute-sanitizer reports.)
-        let copy = format!("{}{ONE_D_SUFFIX}", self.symbol);
-        let symbol = match one_d && self.module.ptx.contains(&format!(".entry {copy}(")) {
-            true => copy.as_str(),
-            false => self.symbol,
-        };
+        // API error that compute-sanitizer reports.) Unchecked copies are asked for only where
+        // their test was found in the PTX.
+        let base = self.base_symbol(one_d);
+        let symbol = if unchecked { format!("{base}{UNCHECKED_SUFFIX}") } else { base };
+        let symbol = symbol.as_str();
         let f = module.load_function(symbol).map_err(|source| Error::Driver {
             what: format!(
                 "kernel `{}` (`{symbol}`) is not in the embedded PTX (was the crate built with oxide-build?)",
@@ -434,6 +506,7 @@ impl Kernel {
         let function = Function {
             ctx: ctx_key,
             one_d,
+            unchecked,
             max_threads: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "thread limit")?,
             static_shared: attr(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
@@ -448,10 +521,13 @@ impl Kernel {
     }
 
     /// The kernel's function when it and its module are already loaded in the stream's context.
-    fn cached_function(&'static self, stream: &Arc<CudaStream>, one_d: bool) -> Option<Loaded> {
+    fn cached_function(&'static self, stream: &Arc<CudaStream>, one_d: bool, unchecked: bool) -> Option<Loaded> {
         let (_, limits, pad) = cached_module(stream, self.module)?;
         let ctx_key = Arc::as_ptr(stream.context()) as usize;
-        lock(&self.functions).iter().find(|f| f.ctx == ctx_key && f.one_d == one_d).map(|f| f.loaded(limits, pad))
+        lock(&self.functions)
+            .iter()
+            .find(|f| f.ctx == ctx_key && f.one_d == one_d && f.unchecked == unchecked)
+            .map(|f| f.loaded(limits, pad))
     }
 }
 

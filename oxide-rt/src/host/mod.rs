@@ -8,6 +8,7 @@ mod graph;
 mod image;
 mod panic;
 mod tensor_map;
+mod unchecked;
 
 pub use args::{Append, DeviceInput, DeviceOutput, Matrix, MatrixMut, Pairs, Slice2d, Slice3d};
 pub use cpu::{cpu_checks, set_cpu_checks, set_cpu_watchdog, DEFAULT_WATCHDOG_MS};
@@ -66,7 +67,7 @@ pub mod __private {
         DeviceOutput, Shaped,
     };
     pub use super::cpu::{cpu_launch, cpu_matrix, CpuKernel, SendPtr};
-    pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD, ONE_D_SUFFIX};
+    pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD, ONE_D_SUFFIX, UNCHECKED_SUFFIX};
     pub use super::tensor_map::{tensor_map_arg, tensor_map_on_cpu};
     pub use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, PushKernelArg};
     pub use std::sync::Arc;

@@ -1327,3 +1327,22 @@ pub fn index_weave(x: &[u32], mut out: DisjointSlice<u32>) {
         *o = x[i].rotate_left((i % 31) as u32) ^ (i as u32);
     }
 }
+
+/// A 3x3 mean with the border repeated, reading `input[yy * w + xx]` on a plain `&[f32]`:
+/// release builds add a copy without the nine bounds checks (oxide-build's
+/// `ir/versioned_checks.rs`), which the launcher runs only when the largest index the launch
+/// can read is inside `input`; with `input` one element short the checks must still panic.
+#[kernel]
+pub fn clamped_mean3(input: &[f32], mut out: DisjointSlice2d<f32>) {
+    let (x, y) = thread::index_2d();
+    let (w, h) = (out.cols(), out.rows());
+    if let Some(o) = out.get_mut() {
+        let mut sum = 0.0f32;
+        for yy in [y.saturating_sub(1), y, (y + 1).min(h - 1)] {
+            for xx in [x.saturating_sub(1), x, (x + 1).min(w - 1)] {
+                sum += input[yy * w + xx];
+            }
+        }
+        *o = sum / 9.0;
+    }
+}

@@ -104,3 +104,29 @@ fn t_index_weave_in_1d_2d_and_3d_launches() {
         assert_eq!(out, want, "grid {grid:?}, block {block:?}");
     }
 }
+
+#[test]
+fn t_clamped_mean3_reads_its_clamped_neighbours_and_panics_on_a_short_input() {
+    let (w, h) = (37usize, 11usize);
+    let mut r = Rng(79);
+    let x: Vec<f32> = (0..w * h).map(|_| (r.next() % 1000) as f32).collect();
+    let at = |y: usize, x_: usize| x[y * w + x_];
+    let mut want = vec![0f32; w * h];
+    for y in 0..h {
+        for c in 0..w {
+            let mut sum = 0.0f32;
+            for yy in [y.saturating_sub(1), y, (y + 1).min(h - 1)] {
+                for xx in [c.saturating_sub(1), c, (c + 1).min(w - 1)] {
+                    sum += at(yy, xx);
+                }
+            }
+            want[y * w + c] = sum / 9.0;
+        }
+    }
+    let (grid, block) = ((3, 2, 1), (16, 8, 1));
+    let mut out = vec![0f32; w * h];
+    cpu_clamped_mean3(grid, block, &x, oxide_rt::Slice2d::new(&mut out, w)).unwrap();
+    assert_eq!(out, want);
+    let err = cpu_clamped_mean3(grid, block, &x[..w * h - 1], oxide_rt::Slice2d::new(&mut out, w)).unwrap_err();
+    assert!(matches!(&err, oxide_rt::Error::KernelPanic { kernel: "clamped_mean3", .. }), "{err}");
+}

@@ -180,3 +180,33 @@ fn one_d_copy_and_kernel_agree_on_every_thread_index() {
         );
     }
 }
+
+#[test]
+fn unchecked_copy_runs_only_where_every_dropped_check_passes() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    // Release builds (this test's profile in ci/gpu-build.sh) carry the copy without checks.
+    let ptx = include_str!(env!("OXIDE_PTX"));
+    let copy = format!(".entry clamped_mean3{}(", oxide_rt::__private::UNCHECKED_SUFFIX);
+    assert_eq!(ptx.contains(&copy), !cfg!(debug_assertions), "the unchecked copy in this profile's PTX");
+    let (w, h) = (1000usize, 301usize);
+    let mut r = Rng(11);
+    let x: Vec<f32> = (0..w * h).map(|_| (r.next() % 1000) as f32).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let (grid, block) = (((w as u32).div_ceil(32), (h as u32).div_ceil(8), 1), (32, 8, 1));
+    // The whole image: the launch-wide test passes, the copy runs.
+    agree(
+        s,
+        "clamped_mean3",
+        w * h,
+        |o| cpu_clamped_mean3(grid, block, &x, oxide_rt::Slice2d::new(o, w)),
+        |o| launch_clamped_mean3(s, grid, block, &dx, oxide_rt::Slice2d::new(o, w)),
+    );
+    // One element short: the last pixel's reads fail their checks, so the kernel itself runs
+    // and panics.
+    let short = s.clone_htod(&x[..w * h - 1]).unwrap();
+    let mut out = s.alloc_zeros::<f32>(w * h).unwrap();
+    launch_clamped_mean3(s, grid, block, &short, oxide_rt::Slice2d::new(&mut out, w)).unwrap();
+    let err = g.synchronize().unwrap_err();
+    assert!(matches!(&err, oxide_rt::Error::KernelPanic { kernel: "clamped_mean3", .. }), "{err}");
+}

@@ -1,0 +1,765 @@
+//! Release builds: a kernel whose bounds checks provably pass for the whole launch runs a copy
+//! of its body without them (before `opt`).
+//!
+//! `input[(zz * ny + yy) * nx + xx]` on a `&[f32]` argument checks every read against
+//! `input.len()`: the kernel cannot know the buffer holds `nx * ny * nz` elements. A 27-point
+//! box filter pays 27 compares and branches per thread, and ptxas cannot batch a read behind a
+//! branch; the same CUDA C++ with `size_t` indices and the same checks is 1.94x the time of
+//! nvcc's unchecked `int` twin, without the checks 1.50x, and with one launch-wide test choosing
+//! between the two bodies 1.54x (H200, `bench/gpu/semantics_twins.py`).
+//!
+//! So here every check `idx < len` whose failing side can never return (a panic path) gets an
+//! upper bound of `idx` over the whole launch, as an expression of what every thread of the
+//! launch shares: the kernel's integer arguments, `%ntid` and `%nctaid` (a thread's `%tid.x`
+//! is below `%ntid.x`, its `%ctaid.x` below `%nctaid.x`), constants, and the facts of the
+//! branches that lead to the check (`x < cols` bounds `x` by `cols - 1`). The bounds follow
+//! the index's arithmetic with saturating operations, so they never fall below the value they
+//! bound even where the kernel's own arithmetic wraps (a wrapped result is smaller than the
+//! true one): a sum by a saturating sum, a product by a saturating product, `umin(a, b)` by the
+//! smaller bound, `x & m` by the smaller of the two, `x - c` only when `x` is known to be at
+//! least `c`. A value without a bound (a loaded index, a loop counter) leaves its check alone.
+//! The bounds of the checks against one length merge into one ([`merge`]).
+//!
+//! The kernel gets a copy `@k__oxide_vc` in which those checks' branches always go on (`opt`
+//! deletes the compares and the panic paths); the copy starts with its launch-wide test as a
+//! PTX comment, `// oxide.vc lt(<bound>,<len>)&...`. The launcher evaluates the test with the
+//! launch's arguments and geometry (`oxide_rt`'s `Kernel::unchecked_copy`) and runs the copy
+//! only where it holds, so every check the copy lacks would have passed in every thread; the
+//! kernel itself runs otherwise. (The test inside the kernel, choosing between two bodies, was
+//! measured first: 100 to 200 uniform instructions per warp, more than the checks it saved.)
+
+use super::guarded_epilogs::cond_branch;
+use super::guarded_loads::{blocks, Block};
+use super::{definitions, find_params_close, is_ident_byte, split_top, Line};
+use std::collections::{HashMap, HashSet};
+
+/// The copy's symbol is the kernel's with this suffix; the runtime looks it up by that name
+/// (`oxide_rt::__private::UNCHECKED_SUFFIX`, the same string).
+pub const SUFFIX: &str = "__oxide_vc";
+/// The copy's first line in PTX: this, then the test.
+pub const TEST_MARK: &str = "// oxide.vc ";
+/// Bounds are followed through at most this many nested instructions.
+const MAX_DEPTH: usize = 24;
+
+/// Appends the unchecked copy of every kernel with checks it can bound after the kernel;
+/// returns the copies' names.
+pub(super) fn add(lines: &mut Vec<Line>) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let text = &lines[i].text;
+        if !(text.starts_with("define ") && text.contains(" ptx_kernel ")) {
+            i += 1;
+            continue;
+        }
+        let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
+        let end = i + len + 2;
+        let define = text.clone();
+        let Some((copy_name, copy)) = unchecked_copy(&define, &lines[i + 1..end - 1]) else {
+            i = end;
+            continue;
+        };
+        let no = lines[i].no;
+        let mut new = vec![Line { no, text: String::new() }];
+        new.extend(copy.into_iter().map(|text| Line { no, text }));
+        names.push(copy_name);
+        let n = new.len();
+        lines.splice(end..end, new);
+        i = end + n;
+    }
+    names
+}
+
+/// The copy's name and lines (`define` to `}`), or None when no check has a bound.
+fn unchecked_copy(define: &str, body: &[Line]) -> Option<(String, Vec<String>)> {
+    let name = define.split_once('@')?.1.split('(').next()?.to_string();
+    let params = int_params(define)?;
+    let blocks = blocks(body);
+    let entry = blocks.first().filter(|b| !b.label.is_empty())?;
+    let index: HashMap<&str, usize> = blocks.iter().enumerate().map(|(i, b)| (b.label.as_str(), i)).collect();
+    let succs: Vec<Vec<usize>> = blocks.iter().map(|b| successors(body, b, &index)).collect();
+    let doomed = doomed(body, &blocks, &succs);
+    let doms = super::shared_bases::dominators(&blocks);
+    // In a kernel with a loop the checks bounded here run outside it (a loop counter has no
+    // bound), once per thread, and the copy's loop compiles differently: measured, that cost
+    // more than the checks (H200: spmv_csr 0.965 -> 1.422 of nvcc's time, rgb_to_gray and
+    // rgba16_levels +0.02), so only kernels without loops get a copy.
+    if succs.iter().enumerate().any(|(b, s)| s.iter().any(|t| doms[b].contains(t))) {
+        return None;
+    }
+    let defs = definitions(body);
+    let mut bounds = Bounds { body, defs: &defs, params: &params, memo: HashMap::new() };
+    // The branch lines whose checks the copy drops, with the side that goes on.
+    let mut fixed: HashMap<usize, bool> = HashMap::new();
+    // One bound per length: the merge of its checks' bounds.
+    let mut per_len: Vec<(String, Bound)> = Vec::new();
+    for (b, block) in blocks.iter().enumerate() {
+        let Some(&term) = block.insts.last() else { continue };
+        let Some((cond, on_true, on_false)) = cond_branch(&body[term].text) else { continue };
+        let (Some(&t), Some(&f)) = (index.get(on_true.as_str()), index.get(on_false.as_str())) else { continue };
+        let goes_on_true = match (doomed.contains(&t), doomed.contains(&f)) {
+            (false, true) => true,
+            (true, false) => false,
+            _ => continue,
+        };
+        let Some((idx, len, passes_when)) = below(body, &defs, &cond) else { continue };
+        let exact_len = len.parse::<i64>().is_ok_and(|c| c >= 0) || params.get(&len).is_some_and(|&bits| bits > 0);
+        if passes_when != goes_on_true || !exact_len {
+            continue;
+        }
+        let facts = facts(body, &defs, &blocks, &doms, &index, b);
+        bounds.memo.clear();
+        let Some(bound) = bounds.upper(&idx, &facts, MAX_DEPTH) else { continue };
+        match per_len.iter_mut().find(|(l, _)| *l == len) {
+            Some((_, merged)) => *merged = merge(merged.clone(), bound),
+            None => per_len.push((len, bound)),
+        }
+        fixed.insert(term, goes_on_true);
+    }
+    if fixed.is_empty() {
+        return None;
+    }
+    let test: Vec<String> =
+        per_len.iter().map(|(len, b)| format!("lt({},{})", text(b), len.trim_start_matches('%'))).collect();
+    let copy_name = format!("{name}{SUFFIX}");
+    let mut out = vec![define.replacen(&format!("@{name}("), &format!("@{copy_name}("), 1)];
+    // Inline PTX names the kernel's parameters by symbol (a tensor map's address).
+    let (param_sym, copy_sym) = (format!("{name}_param_"), format!("{copy_name}_param_"));
+    let first = *entry.insts.first()?;
+    for (i, line) in body.iter().enumerate() {
+        if i == first {
+            out.push(format!("  call void asm sideeffect \"{TEST_MARK}{}\", \"\"()", test.join("&")));
+        }
+        let mut text = line.text.replace(&param_sym, &copy_sym);
+        if let Some(&on_true) = fixed.get(&i) {
+            if let Some((_, t, f)) = cond_branch(&text) {
+                text = format!("  br i1 {}, label {t}, label {f}", if on_true { "true" } else { "false" });
+            }
+        }
+        out.push(text);
+    }
+    out.push("}".to_string());
+    Some((copy_name, out))
+}
+
+/// A bound as the runtime reads it: a parameter's name, a number, `ntid.x` / `nctaid.x-1`
+/// (extents, less one), or `op(args)` with the operation's constant after a colon.
+fn text(b: &Bound) -> String {
+    match b {
+        Bound::Exact(v) => v.trim_start_matches('%').to_string(),
+        Bound::Extent(reg, minus_one) => format!("{reg}{}", if *minus_one { "-1" } else { "" }),
+        Bound::Op(kind, args) => {
+            let args: Vec<String> = args.iter().map(text).collect();
+            format!("{}({})", kind.replace(' ', ":"), args.join(","))
+        }
+    }
+}
+
+/// name.
+fn int_params(define: &str) -> Option<HashMap<String, u32>> {
+    let (open, close) = (define.find('(')?, find_params_close(define)?);
+    let mut out = HashMap::new();
+    for p in split_top(&define[open + 1..close]).into_iter().filter(|p| !p.is_empty()) {
+        let name = p.split_whitespace().last()?;
+        if !name.starts_with('%') || name[1..].bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let ty = p.split_whitespace().next().unwrap_or("");
+        out.insert(name.to_string(), super::int_bits(ty).unwrap_or(0));
+    }
+    Some(out)
+}
+
+/// The blocks a block's terminator may go to.
+fn successors(body: &[Line], b: &Block, index: &HashMap<&str, usize>) -> Vec<usize> {
+    let Some(&last) = b.insts.last() else { return Vec::new() };
+    let text = &body[last].text;
+    text.match_indices("label %")
+        .filter_map(|(at, _)| {
+            let name = &text[at + "label ".len()..];
+            let end = 1 + name[1..].bytes().take_while(|&c| is_ident_byte(c)).count();
+            index.get(&name[..end]).copied()
+        })
+        .collect()
+}
+
+/// Blocks from which no `ret` can be reached (the panic paths).
+fn doomed(body: &[Line], blocks: &[Block], succs: &[Vec<usize>]) -> HashSet<usize> {
+    let mut live: HashSet<usize> = (0..blocks.len())
+        .filter(|&b| blocks[b].insts.last().is_some_and(|&i| body[i].text.trim().starts_with("ret")))
+        .collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (b, out) in succs.iter().enumerate() {
+            if !live.contains(&b) && out.iter().any(|s| live.contains(s)) {
+                live.insert(b);
+                changed = true;
+            }
+        }
+    }
+    (0..blocks.len()).filter(|b| !live.contains(b)).collect()
+}
+
+/// `%c` as `idx < len`: (idx, len, the value of `%c` when `idx < len`).
+fn below(body: &[Line], defs: &HashMap<String, usize>, c: &str) -> Option<(String, String, bool)> {
+    let (pred, a, b) = icmp(body, defs, c)?;
+    match pred {
+        "ult" => Some((a, b, true)),
+        "uge" => Some((a, b, false)),
+        "ugt" => Some((b, a, true)),
+        "ule" => Some((b, a, false)),
+        _ => None,
+    }
+}
+
+/// `%c = icmp [samesign] PRED T %a, %b` (T an integer type).
+fn icmp<'a>(body: &'a [Line], defs: &HashMap<String, usize>, c: &str) -> Option<(&'a str, String, String)> {
+    let rhs = body[*defs.get(c)?].text.split_once(" = ")?.1.trim();
+    let rest = rhs.strip_prefix("icmp ")?;
+    let rest = rest.strip_prefix("samesign ").unwrap_or(rest);
+    let (pred, rest) = rest.split_once(' ')?;
+    let (ty, ops) = rest.split_once(' ')?;
+    super::int_bits(ty)?;
+    let (a, b) = ops.split_once(", ")?;
+    Some((pred, a.trim().to_string(), operand(b)))
+}
+
+/// An operand without trailing metadata.
+fn operand(s: &str) -> String {
+    s.split(", !").next().unwrap_or(s).trim().to_string()
+}
+
+/// A fact at a check: `value <= bound - strict` (as unsigned numbers).
+#[derive(Clone)]
+struct Fact {
+    value: String,
+    bound: String,
+    strict: bool,
+}
+
+/// The facts of the branches on the way to block `b`: for each block that dominates it whose
+/// branch target is `b`'s dominator with that block as its only predecessor, what the branch
+/// condition says on that edge.
+fn facts(
+    body: &[Line],
+    defs: &HashMap<String, usize>,
+    blocks: &[Block],
+    doms: &[HashSet<usize>],
+    index: &HashMap<&str, usize>,
+    b: usize,
+) -> Vec<Fact> {
+    let mut out = Vec::new();
+    for &d in &doms[b] {
+        if d == b {
+            continue;
+        }
+        let Some(&term) = blocks[d].insts.last() else { continue };
+        let Some((cond, t, f)) = cond_branch(&body[term].text) else { continue };
+        if t == f {
+            continue;
+        }
+        for (target, truth) in [(t, true), (f, false)] {
+            let Some(&tb) = index.get(target.as_str()) else { continue };
+            let only_from_d = blocks[tb].preds.len() == 1 && blocks[tb].preds[0] == blocks[d].label;
+            if only_from_d && doms[b].contains(&tb) {
+                edge_facts(body, defs, &cond, truth, &mut out, 4);
+            }
+        }
+    }
+    out
+}
+
+/// What `%cond == truth` says (through `and`/`or` of conditions).
+fn edge_facts(
+    body: &[Line],
+    defs: &HashMap<String, usize>,
+    cond: &str,
+    truth: bool,
+    out: &mut Vec<Fact>,
+    depth: usize,
+) {
+    let Some(&d) = defs.get(cond) else { return };
+    let Some(rhs) = body[d].text.split_once(" = ").map(|(_, r)| r.trim()) else { return };
+    if depth > 0 {
+        // `select i1 %a, i1 %b, i1 false` is `a && b`; `select i1 %a, i1 true, i1 %b` is `a || b`.
+        if let Some(ops) = rhs.strip_prefix("select i1 ") {
+            let parts: Vec<String> =
+                split_top(ops).into_iter().map(|p| p.trim_start_matches("i1 ").to_string()).collect();
+            if let [a, b, c] = parts.as_slice() {
+                if (c == "false" && truth) || (b == "true" && !truth) {
+                    let other = if c == "false" { b } else { c };
+                    edge_facts(body, defs, a, truth, out, depth - 1);
+                    edge_facts(body, defs, other, truth, out, depth - 1);
+                }
+            }
+            return;
+        }
+        for (op, when) in [("and i1 ", true), ("or i1 ", false)] {
+            if let Some(ops) = rhs.strip_prefix(op) {
+                if truth == when {
+                    if let Some((a, b)) = ops.split_once(", ") {
+                        edge_facts(body, defs, a.trim(), truth, out, depth - 1);
+                        edge_facts(body, defs, &operand(b), truth, out, depth - 1);
+                    }
+                }
+                return;
+            }
+        }
+    }
+    let Some((pred, a, b)) = icmp(body, defs, cond) else { return };
+    // Normalise to `x < y` (strict) or `x <= y`.
+    let (x, y, strict) = match (pred, truth) {
+        ("ult", true) | ("uge", false) => (a, b, true),
+        ("ule", true) | ("ugt", false) => (a, b, false),
+        ("ugt", true) | ("ule", false) => (b, a, true),
+        ("uge", true) | ("ult", false) => (b, a, false),
+        _ => return,
+    };
+    out.push(Fact { value: x, bound: y, strict });
+}
+
+/// An upper bound as an expression of launch-wide values, built before it is emitted so that
+/// the bounds of many checks merge into one (see [`merge`]).
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+enum Bound {
+    /// A kernel parameter (widened to i64 where narrower) or a constant.
+    Exact(String),
+    /// `%ntid.x`-like extent of the launch, less one when `.1`.
+    Extent(String, bool),
+    /// A monotone operation (`uadd.sat`, `mul.sat`, `umin`, `umax`, or one with a constant:
+    /// `sub C`, `usub.sat C`, `lshr C`, `udiv C`) of its operands.
+    Op(String, Vec<Bound>),
+}
+
+fn op(kind: &str, args: Vec<Bound>) -> Bound {
+    Bound::Op(kind.to_string(), args)
+}
+
+/// A bound of both `a` and `b`: the same operation of merged operands where both are that
+/// operation (every operation here is non-decreasing in each operand), their maximum elsewhere.
+/// Merged, the 27 reads of a box filter need one bound instead of 27.
+fn merge(a: Bound, b: Bound) -> Bound {
+    if a == b {
+        return a;
+    }
+    if is_umax(&a) || is_umax(&b) {
+        return umax_of(a, b);
+    }
+    match (a, b) {
+        (Bound::Op(ka, xa), Bound::Op(kb, mut xb)) if ka == kb && xa.len() == xb.len() => {
+            // Commutative operations may list their operands in either order (`ny * z`, `zz * ny`).
+            let commutative = matches!(ka.as_str(), "uadd.sat" | "mul.sat" | "umin" | "umax");
+            if commutative && xa.len() == 2 {
+                let straight = alike(&xa[0], &xb[0]) + alike(&xa[1], &xb[1]);
+                let crossed = alike(&xa[0], &xb[1]) + alike(&xa[1], &xb[0]);
+                if crossed > straight {
+                    xb.swap(0, 1);
+                }
+            }
+            Bound::Op(ka, xa.into_iter().zip(xb).map(|(x, y)| merge(x, y)).collect())
+        }
+        (a, b) => umax_of(a, b),
+    }
+}
+
+fn is_umax(b: &Bound) -> bool {
+    matches!(b, Bound::Op(k, _) if k == "umax")
+}
+
+/// The maximum of `a` and `b` as one `umax` of distinct operands.
+fn umax_of(a: Bound, b: Bound) -> Bound {
+    let mut all: Vec<Bound> = Vec::new();
+    for x in [a, b] {
+        let parts = match x {
+            Bound::Op(k, args) if k == "umax" => args,
+            x => vec![x],
+        };
+        for p in parts {
+            if !all.contains(&p) {
+                all.push(p);
+            }
+        }
+    }
+    if all.len() == 1 {
+        all.remove(0)
+    } else {
+        op("umax", all)
+    }
+}
+
+/// How much two bounds look alike: 2 equal, 1 the same kind of node, 0 otherwise.
+fn alike(a: &Bound, b: &Bound) -> u32 {
+    match (a, b) {
+        _ if a == b => 2,
+        (Bound::Op(ka, _), Bound::Op(kb, _)) if ka == kb => 1,
+        (Bound::Exact(_), Bound::Exact(_)) | (Bound::Extent(..), Bound::Extent(..)) => 1,
+        _ => 0,
+    }
+}
+
+/// Finds the bounds of a function's values from its parameters.
+struct Bounds<'a> {
+    body: &'a [Line],
+    defs: &'a HashMap<String, usize>,
+    params: &'a HashMap<String, u32>,
+    memo: HashMap<String, Option<Bound>>,
+}
+
+impl Bounds<'_> {
+    /// A bound every thread of the launch has `v` at most (unsigned), or None.
+    fn upper(&mut self, v: &str, facts: &[Fact], depth: usize) -> Option<Bound> {
+        if let Some(known) = self.memo.get(v) {
+            return known.clone();
+        }
+        let mut best = self.structural(v, facts, depth);
+        let bounding: Vec<Fact> = facts.iter().filter(|f| f.value == v).cloned().collect();
+        for fact in bounding {
+            if depth == 0 {
+                break;
+            }
+            let Some(u) = self.upper(&fact.bound, facts, depth - 1) else { continue };
+            let u = if fact.strict { op("usub.sat 1", vec![u]) } else { u };
+            best = Some(match best {
+                Some(b) => op("umin", vec![b, u]),
+                None => u,
+            });
+        }
+        self.memo.insert(v.to_string(), best.clone());
+        best
+    }
+
+    fn structural(&mut self, v: &str, facts: &[Fact], depth: usize) -> Option<Bound> {
+        if v.parse::<i64>().is_ok_and(|c| c >= 0) || self.params.get(v).is_some_and(|&bits| bits > 0) {
+            return Some(Bound::Exact(v.to_string()));
+        }
+        if depth == 0 {
+            return None;
+        }
+        let d = depth - 1;
+        let rhs = self.body[*self.defs.get(v)?].text.split_once(" = ")?.1.trim().to_string();
+        let rhs = rhs.split(", !").next().unwrap_or(&rhs).to_string();
+        if let Some(call) = rhs.strip_prefix("tail call ").or_else(|| rhs.strip_prefix("call ")) {
+            return self.call_bound(call, facts, d);
+        }
+        let (opcode, rest) = rhs.split_once(' ')?;
+        let rest = strip_flags(rest);
+        let two = |s: &mut Self, a: &str, b: &str, kind: &str| -> Option<Bound> {
+            Some(op(kind, vec![s.upper(a, facts, d)?, s.upper(b, facts, d)?]))
+        };
+        match opcode {
+            "extractvalue" => {
+                // The value of `umul/uadd.with.overflow`: the operation's own bound.
+                let (pair, idx) = rest.rsplit_once(", ")?;
+                if idx.trim() != "0" {
+                    return None;
+                }
+                let pair = pair.split_whitespace().last()?;
+                let call = self.body[*self.defs.get(pair)?].text.split_once(" = ")?.1.trim().to_string();
+                let call = call.strip_prefix("tail call ").or_else(|| call.strip_prefix("call "))?.to_string();
+                let (a, b) = call_args(&call)?;
+                let kind = if call.contains("@llvm.umul.with.overflow.") {
+                    "mul.sat"
+                } else if call.contains("@llvm.uadd.with.overflow.") {
+                    "uadd.sat"
+                } else {
+                    return None;
+                };
+                two(self, &a, &b, kind)
+            }
+            "zext" => self.upper(rest.split_whitespace().nth(1)?, facts, d),
+            "trunc" => {
+                let words: Vec<&str> = rest.split_whitespace().collect();
+                let [_, src, "to", to] = words.as_slice() else { return None };
+                let max = ((1u128 << super::int_bits(to)?) - 1).to_string();
+                Some(op("umin", vec![self.upper(src, facts, d)?, Bound::Exact(max)]))
+            }
+            "select" => {
+                let parts = split_top(rest);
+                let [_, a, b] = parts.as_slice() else { return None };
+                let (a, b) = (a.split_whitespace().last()?.to_string(), b.split_whitespace().last()?.to_string());
+                Some(umax_of(self.upper(&a, facts, d)?, self.upper(&b, facts, d)?))
+            }
+            _ => {
+                let (ty, ops) = rest.split_once(' ')?;
+                let bits = super::int_bits(ty)?;
+                let (a, b) = ops.split_once(", ")?;
+                let (a, b) = (a.trim().to_string(), b.trim().to_string());
+                match opcode {
+                    "add" => match negative(&b, bits) {
+                        // `a - c`: only where `a >= c` for certain.
+                        Some(c) if self.lower(&a, facts, d) >= c => {
+                            Some(op(&format!("sub {c}"), vec![self.upper(&a, facts, d)?]))
+                        }
+                        Some(_) => None,
+                        None => two(self, &a, &b, "uadd.sat"),
+                    },
+                    "or" => two(self, &a, &b, "uadd.sat"),
+                    "mul" => two(self, &a, &b, "mul.sat"),
+                    "shl" => {
+                        let s: u32 = b.parse().ok().filter(|&s: &u32| s < bits.min(63))?;
+                        Some(op("mul.sat", vec![self.upper(&a, facts, d)?, Bound::Exact((1u64 << s).to_string())]))
+                    }
+                    "lshr" | "udiv" => {
+                        let c: u64 = b.parse().ok().filter(|&c| c > 0)?;
+                        Some(op(&format!("{opcode} {c}"), vec![self.upper(&a, facts, d)?]))
+                    }
+                    "and" => self.either(&a, &b, facts, d),
+                    "sub" if rhs.contains(" nuw ") => self.upper(&a, facts, d),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// `umin(a, b)` is at most either operand's bound: both where both have one.
+    fn either(&mut self, a: &str, b: &str, facts: &[Fact], d: usize) -> Option<Bound> {
+        match (self.upper(a, facts, d), self.upper(b, facts, d)) {
+            (Some(ua), Some(ub)) => Some(op("umin", vec![ua, ub])),
+            (Some(u), None) | (None, Some(u)) => Some(u),
+            (None, None) => None,
+        }
+    }
+
+    /// Bounds of the pure intrinsics and of the special registers.
+    fn call_bound(&mut self, call: &str, facts: &[Fact], d: usize) -> Option<Bound> {
+        if let Some(at) = call.find("@llvm.nvvm.read.ptx.sreg.") {
+            let reg = call[at + "@llvm.nvvm.read.ptx.sreg.".len()..].split('(').next()?;
+            let (kind, axis) = reg.split_once('.')?;
+            if !matches!(axis, "x" | "y" | "z") {
+                return None;
+            }
+            return match kind {
+                "tid" => Some(Bound::Extent(format!("ntid.{axis}"), true)),
+                "ntid" => Some(Bound::Extent(format!("ntid.{axis}"), false)),
+                "ctaid" => Some(Bound::Extent(format!("nctaid.{axis}"), true)),
+                "nctaid" => Some(Bound::Extent(format!("nctaid.{axis}"), false)),
+                _ => None,
+            };
+        }
+        let (a, b) = call_args(call)?;
+        if call.contains("@llvm.umin.") {
+            return self.either(&a, &b, facts, d);
+        }
+        if call.contains("@llvm.umax.") {
+            return Some(umax_of(self.upper(&a, facts, d)?, self.upper(&b, facts, d)?));
+        }
+        let kind = if call.contains("@llvm.uadd.sat.") {
+            "uadd.sat"
+        } else if call.contains("@llvm.usub.sat.") {
+            return self.upper(&a, facts, d);
+        } else {
+            return None;
+        };
+        Some(op(kind, vec![self.upper(&a, facts, d)?, self.upper(&b, facts, d)?]))
+    }
+
+    /// A constant every thread's `v` is at least (0 when nothing better is known): constants,
+    /// `umax`, `zext`, `add nuw`, a mask equal to a `trunc` of the same value, and the facts
+    /// `w < v` (then `v >= lower(w) + 1`).
+    fn lower(&self, v: &str, facts: &[Fact], depth: usize) -> u64 {
+        if let Ok(c) = v.parse::<u64>() {
+            return c;
+        }
+        if depth == 0 {
+            return 0;
+        }
+        let d = depth - 1;
+        let from_facts = facts
+            .iter()
+            .filter(|f| f.bound == v)
+            .map(|f| self.lower(&f.value, facts, d).saturating_add(u64::from(f.strict)))
+            .max()
+            .unwrap_or(0);
+        let Some(rhs) = self.defs.get(v).and_then(|&i| self.body[i].text.split_once(" = ")).map(|(_, r)| r.trim())
+        else {
+            return from_facts;
+        };
+        let rhs = rhs.split(", !").next().unwrap_or(rhs);
+        let own = if let Some(call) = rhs.strip_prefix("tail call ").or_else(|| rhs.strip_prefix("call ")) {
+            match call_args(call) {
+                Some((a, b)) if call.contains("@llvm.umax.") => self.lower(&a, facts, d).max(self.lower(&b, facts, d)),
+                _ => 0,
+            }
+        } else if let Some(rest) = rhs.strip_prefix("zext ") {
+            strip_flags(rest).split_whitespace().nth(1).map_or(0, |src| self.lower(src, facts, d))
+        } else if let Some(rest) = rhs.strip_prefix("add nuw ") {
+            let ops = strip_flags(rest).split_once(' ').map_or("", |(_, o)| o);
+            ops.split_once(", ")
+                .map_or(0, |(a, b)| self.lower(a.trim(), facts, d).saturating_add(self.lower(b.trim(), facts, d)))
+        } else if let Some(rest) = rhs.strip_prefix("and i64 ") {
+            // `x & (2^k - 1)` is `zext(trunc x to ik)`: whatever bounds that trunc below.
+            rest.split_once(", ").map_or(0, |(x, m)| {
+                let bits = m
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|m| (m + 1).is_power_of_two())
+                    .map(|m| (m + 1).trailing_zeros());
+                bits.and_then(|k| self.trunc_of(x.trim(), k)).map_or(0, |t| self.lower(&t, facts, d))
+            })
+        } else {
+            0
+        };
+        own.max(from_facts)
+    }
+
+    /// The value `trunc i64 x to i{bits}` where the function computes it.
+    fn trunc_of(&self, x: &str, bits: u32) -> Option<String> {
+        let want = format!("trunc i64 {x} to i{bits}");
+        self.defs.iter().find(|(_, &i)| self.body[i].text.contains(&want)).map(|(name, _)| name.clone())
+    }
+}
+
+/// `c` when `v` is the constant `-c` of a `bits`-wide operation.
+fn negative(v: &str, bits: u32) -> Option<u64> {
+    let c: i64 = v.parse().ok()?;
+    (c < 0 && bits <= 64).then(|| c.unsigned_abs())
+}
+
+/// The two value operands of `T @f(T a, T b)`.
+fn call_args(call: &str) -> Option<(String, String)> {
+    let open = call.find('(')?;
+    let close = call.rfind(')')?;
+    let args = split_top(&call[open + 1..close]);
+    let [a, b] = args.as_slice() else { return None };
+    Some((a.split_whitespace().last()?.to_string(), b.split_whitespace().last()?.to_string()))
+}
+
+fn strip_flags(mut s: &str) -> &str {
+    loop {
+        let t = s.trim_start();
+        match ["nuw ", "nsw ", "nneg ", "exact ", "disjoint ", "samesign "].iter().find_map(|f| t.strip_prefix(f)) {
+            Some(rest) => s = rest,
+            None => return t,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{assert_valid_ir, transformed};
+    use super::*;
+
+    /// A 2-D read `input[y * cols + x]` behind `x < cols && y < rows`, and a read at a loaded
+    /// index that no bound covers.
+    const KERNEL: &str = "\
+define ptx_kernel void @k(ptr noalias readonly %__oxide_in_input, i64 %__oxide_in_input_len, i64 %cols, i32 %rows, ptr noalias readonly %__oxide_in_ix, i64 %__oxide_in_ix_len, ptr %out) {
+start:
+  %bx = tail call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %nx = tail call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %tx = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %m = mul nuw nsw i32 %bx, %nx
+  %x32 = add nuw nsw i32 %m, %tx
+  %x = zext nneg i32 %x32 to i64
+  %ty = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+  %y = zext nneg i32 %ty to i64
+  %rows64 = zext i32 %rows to i64
+  %in_x = icmp ult i64 %x, %cols
+  %in_y = icmp ult i64 %y, %rows64
+  %inside = select i1 %in_x, i1 %in_y, i1 false
+  br i1 %inside, label %body, label %exit
+
+body:                                             ; preds = %start
+  %row = mul i64 %y, %cols
+  %i = add i64 %row, %x
+  %ok = icmp ult i64 %i, %__oxide_in_input_len
+  br i1 %ok, label %read, label %panic
+
+read:                                             ; preds = %body
+  %p = getelementptr inbounds float, ptr %__oxide_in_input, i64 %i
+  %v = load float, ptr %p, align 4
+  %q = getelementptr inbounds i64, ptr %__oxide_in_ix, i64 %x
+  %j = load i64, ptr %q, align 8
+  %ok2 = icmp uge i64 %j, %__oxide_in_input_len
+  br i1 %ok2, label %panic, label %read2
+
+read2:                                            ; preds = %read
+  %p2 = getelementptr inbounds float, ptr %__oxide_in_input, i64 %j
+  %w = load float, ptr %p2, align 4
+  %s = fadd float %v, %w
+  store float %s, ptr %out, align 4
+  br label %exit
+
+exit:                                             ; preds = %read2, %start
+  ret void
+
+panic:                                            ; preds = %read, %body
+  call void asm sideeffect \"trap; // k_param_1\", \"\"()
+  unreachable
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+";
+
+    fn copy_of(ir: &str) -> (String, Vec<String>) {
+        let mut names = Vec::new();
+        let (out, _) = transformed(ir, |lines| {
+            names = add(lines);
+            names.len()
+        });
+        (out, names)
+    }
+
+    #[test]
+    fn a_check_bounded_over_the_launch_is_gone_from_the_copy() {
+        let (out, names) = copy_of(KERNEL);
+        assert_eq!(names, ["k__oxide_vc"], "{out}");
+        assert_valid_ir("versioned_checks", &out);
+        let copy = &out[out.find("@k__oxide_vc(").unwrap()..];
+        // The bounded check always goes on in the copy; the loaded index keeps its check.
+        assert!(copy.contains("br i1 true, label %read, label %panic"), "{out}");
+        assert!(copy.contains("br i1 %ok2, label %panic, label %read2"), "{out}");
+        // The kernel itself is unchanged; inline PTX naming its parameters follows the copy.
+        let kernel = &out[..out.find("@k__oxide_vc(").unwrap()];
+        assert!(kernel.contains("br i1 %ok, label %read, label %panic"), "{out}");
+        assert!(copy.contains("trap; // k__oxide_vc_param_1"), "{out}");
+    }
+
+    #[test]
+    fn the_test_bounds_the_largest_index_from_the_facts_on_the_way() {
+        let (out, _) = copy_of(KERNEL);
+        let test = out.lines().find(|l| l.contains(TEST_MARK)).unwrap();
+        // x < cols and y < rows: (rows - 1) * cols + (cols - 1) < input.len(), the extents
+        // bounding x and y too.
+        let want = "lt(uadd.sat(mul.sat(umin(ntid.y-1,usub.sat:1(rows)),cols),\
+                    umin(uadd.sat(mul.sat(nctaid.x-1,ntid.x),ntid.x-1),usub.sat:1(cols))),__oxide_in_input_len)";
+        assert!(test.contains(want), "{test}");
+        // It is the entry block's first instruction.
+        let copy = &out[out.find("@k__oxide_vc(").unwrap()..];
+        assert!(copy.lines().nth(2).is_some_and(|l| l.contains(TEST_MARK)), "{copy}");
+    }
+
+    #[test]
+    fn unbounded_indices_and_returning_failures_get_no_copy() {
+        let loaded = KERNEL.replace("%row = mul i64 %y, %cols", "%row = load i64, ptr %out, align 8");
+        assert!(copy_of(&loaded).1.is_empty());
+        // A failing side that returns is not a panic path: no check to drop.
+        let returning =
+            KERNEL.replace("  call void asm sideeffect \"trap; // k_param_1\", \"\"()\n  unreachable", "  ret void");
+        assert!(copy_of(&returning).1.is_empty());
+        // `x - 1` without a lower bound on x is no bound.
+        let minus = KERNEL.replace("%i = add i64 %row, %x", "%x1 = add i64 %x, -1\n  %i = add i64 %row, %x1");
+        assert!(copy_of(&minus).1.is_empty());
+        // With `x >= 1` on the way it is.
+        let guarded = minus.replace(
+            "%inside = select i1 %in_x, i1 %in_y, i1 false",
+            "%pos = icmp uge i64 %x, 1\n  %in_xy = select i1 %in_x, i1 %in_y, i1 false\n  %inside = and i1 %in_xy, %pos",
+        );
+        assert_eq!(copy_of(&guarded).1, ["k__oxide_vc"]);
+    }
+
+    #[test]
+    fn merged_bounds_cover_every_check() {
+        let a = op("mul.sat", vec![Bound::Exact("%n".into()), Bound::Extent("ntid.x".into(), true)]);
+        let b = op("mul.sat", vec![Bound::Extent("ntid.x".into(), true), Bound::Exact("%m".into())]);
+        // Operands in the other order pair up by kind; different leaves take their maximum.
+        assert_eq!(text(&merge(a.clone(), b)), "mul.sat(umax(n,m),ntid.x-1)");
+        assert_eq!(merge(a.clone(), a.clone()), a);
+        let c = op("lshr 2", vec![Bound::Exact("%n".into())]);
+        assert_eq!(text(&merge(a, c)), "umax(mul.sat(n,ntid.x-1),lshr:2(n))");
+    }
+}
