@@ -448,7 +448,11 @@ impl Kernel {
         };
         let (Some(copy), Some(kernel)) = (copy, kernel) else { return Ok(func) };
         let threads = u64::from(cfg.block.x) * u64::from(cfg.block.y) * u64::from(cfg.block.z);
-        let same_resources = copy.static_shared == kernel.static_shared && copy.local_bytes <= kernel.local_bytes;
+        // (Above 48 KiB of shared memory the driver wants a per-function opt-in, which
+        // `prepare` gave the kernel only.)
+        let same_resources = copy.static_shared == kernel.static_shared
+            && copy.local_bytes <= kernel.local_bytes
+            && cfg.shared_mem_bytes.saturating_add(copy.static_shared) <= SHARED_WITHOUT_OPT_IN;
         Ok(if same_resources && threads <= u64::from(copy.max_threads) { copy.func } else { func })
     }
 
