@@ -94,8 +94,8 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Module, Error> {
     }
     if !input.panic_messages {
         processed.ir = inline_panic_paths(&processed.ir);
-        add_one_d_copies(&mut processed);
-        add_unchecked_copies(&mut processed);
+        add_copies(&mut processed, one_d_copies::add);
+        add_copies(&mut processed, versioned_checks::add);
     }
     let mut warnings = Vec::new();
     if processed.kernels.is_empty() {
@@ -205,12 +205,12 @@ pub(crate) fn thaw(ir: &str) -> String {
     out
 }
 
-/// Each kernel's copy for 1-D launches (`ir/one_d_copies.rs`), listed among the kernels so
-/// that `opt` keeps them.
-fn add_one_d_copies(processed: &mut Processed) {
+/// Copies of the kernels (`ir/one_d_copies.rs`, `ir/versioned_checks.rs`: `add` appends each
+/// after its kernel and names them), listed among the kernels so that `opt` keeps them.
+fn add_copies(processed: &mut Processed, add: fn(&mut Vec<Line>) -> Vec<String>) {
     let mut lines: Vec<Line> =
         processed.ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
-    let copies = one_d_copies::add(&mut lines);
+    let copies = add(&mut lines);
     if copies.is_empty() {
         return;
     }
@@ -223,22 +223,30 @@ fn add_one_d_copies(processed: &mut Processed) {
     processed.kernels.extend(copies);
 }
 
-/// Each kernel's copy without the bounds checks its launch-wide test covers
-/// (`ir/versioned_checks.rs`), listed among the kernels so that `opt` keeps them.
-fn add_unchecked_copies(processed: &mut Processed) {
-    let mut lines: Vec<Line> =
-        processed.ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
-    let copies = versioned_checks::add(&mut lines);
-    if copies.is_empty() {
-        return;
+/// After each kernel, the copy `copy(its define line, its body)` makes of it, if any (the
+/// copy's name and lines, `define` to `}`); returns the copies' names.
+fn append_copies(lines: &mut Vec<Line>, copy: impl Fn(&str, &[Line]) -> Option<(String, Vec<Line>)>) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let text = &lines[i].text;
+        if !(text.starts_with("define ") && text.contains(" ptx_kernel ")) {
+            i += 1;
+            continue;
+        }
+        let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
+        let end = i + len + 2;
+        let Some((name, mut new)) = copy(&lines[i].text, &lines[i + 1..end - 1]) else {
+            i = end;
+            continue;
+        };
+        new.insert(0, Line { no: lines[i].no, text: String::new() });
+        names.push(name);
+        let n = new.len();
+        lines.splice(end..end, new);
+        i = end + n;
     }
-    let mut out = String::with_capacity(processed.ir.len() * 2);
-    for line in &lines {
-        out.push_str(&line.text);
-        out.push('\n');
-    }
-    processed.ir = out;
-    processed.kernels.extend(copies);
+    names
 }
 
 /// `ir` with the kernels' float multiplies and adds marked `contract` (`ir/contractable_ops.rs`).

@@ -25,40 +25,24 @@ pub const SUFFIX: &str = "__oxide_1d";
 
 /// Appends the 1-D copy of every kernel after it; returns the copies' names.
 pub(super) fn add(lines: &mut Vec<Line>) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let text = &lines[i].text;
-        if !(text.starts_with("define ") && text.contains(" ptx_kernel ")) {
-            i += 1;
-            continue;
-        }
-        let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
-        let end = i + len + 2;
-        let Some(name) = kernel_name(text) else {
-            i = end;
-            continue;
-        };
+    super::append_copies(lines, |define, body| {
+        let name = kernel_name(define)?;
         // A copy only when the kernel reads y or z and a 1-D block is allowed.
-        if !reads_y_or_z(&lines[i + 1..end]) || required_block(text).iter().skip(1).any(|&e| e > 1) {
-            i = end;
-            continue;
+        if !reads_y_or_z(body) || required_block(define).iter().skip(1).any(|&e| e > 1) {
+            return None;
         }
         let copy_name = format!("{name}{SUFFIX}");
-        let define = text.replacen(&format!("@{name}("), &format!("@{copy_name}("), 1);
-        let mut copies = vec![Line { no: lines[i].no, text: String::new() }, Line { no: lines[i].no, text: define }];
+        let no = body.first().map_or(0, |l| l.no);
+        let mut copy = vec![Line { no, text: define.replacen(&format!("@{name}("), &format!("@{copy_name}("), 1) }];
         // Inline PTX names the kernel's parameters by symbol (a tensor map's address).
         let (params, copy_params) = (format!("{name}_param_"), format!("{copy_name}_param_"));
-        for line in &lines[i + 1..end] {
+        for line in body {
             let text = fixed_register(&line.text).unwrap_or_else(|| line.text.replace(&params, &copy_params));
-            copies.push(Line { no: line.no, text });
+            copy.push(Line { no: line.no, text });
         }
-        names.push(copy_name);
-        let n = copies.len();
-        lines.splice(end..end, copies);
-        i = end + n;
-    }
-    names
+        copy.push(Line { no, text: "}".to_string() });
+        Some((copy_name, copy))
+    })
 }
 
 /// After `opt`: the same registers read as constants in the copies' inlined callees (the

@@ -44,30 +44,11 @@ const MAX_DEPTH: usize = 24;
 /// Appends the unchecked copy of every kernel with checks it can bound after the kernel;
 /// returns the copies' names.
 pub(super) fn add(lines: &mut Vec<Line>) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let text = &lines[i].text;
-        if !(text.starts_with("define ") && text.contains(" ptx_kernel ")) {
-            i += 1;
-            continue;
-        }
-        let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
-        let end = i + len + 2;
-        let define = text.clone();
-        let Some((copy_name, copy)) = unchecked_copy(&define, &lines[i + 1..end - 1]) else {
-            i = end;
-            continue;
-        };
-        let no = lines[i].no;
-        let mut new = vec![Line { no, text: String::new() }];
-        new.extend(copy.into_iter().map(|text| Line { no, text }));
-        names.push(copy_name);
-        let n = new.len();
-        lines.splice(end..end, new);
-        i = end + n;
-    }
-    names
+    super::append_copies(lines, |define, body| {
+        let (name, copy) = unchecked_copy(define, body)?;
+        let no = body.first().map_or(0, |l| l.no);
+        Some((name, copy.into_iter().map(|text| Line { no, text }).collect()))
+    })
 }
 
 /// The copy's name and lines (`define` to `}`), or None when no check has a bound.
