@@ -31,6 +31,7 @@ mod late_combines;
 mod launch_bounds;
 mod libdevice;
 mod meta_records;
+mod narrow_indices;
 mod noalias_inputs;
 mod offset_checks;
 mod one_d_copies;

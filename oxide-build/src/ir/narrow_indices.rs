@@ -1,0 +1,372 @@
+//! Release builds, in the unchecked copies (`versioned_checks.rs`): address indices computed in
+//! 32 bits where the copy's launch-wide test shows that they fit.
+//!
+//! Rust indexes with `usize`, so `input[(z * ny + y) * nx + x]` is 64-bit arithmetic: each
+//! product is three multiply-adds in SASS where CUDA C++'s `int` index takes one (nvcc given
+//! `size_t` indices: box27_3d 1.50x the time of its `int` twin on the H200). Addition,
+//! subtraction, multiplication and left shifts commute with truncation, so an index below 2^32
+//! is the zero extension of the same arithmetic done in 32 bits on its operands' low halves,
+//! whatever their size. The copy computes each address index of a bounded value that way, and
+//! its test gains `lt(bound, 4294967296)` for the index's launch-wide bound and for the
+//! operands of the minimums, maximums, saturating subtractions and divisions on the way (they
+//! do not commute with truncation, so they are narrowed only where their operands fit too).
+//! A 32-bit sum keeps `nuw` where the 64-bit sum had it and its result is known to fit, so
+//! LLVM still folds `input[i + 1]` into an offset from `&input[i]`.
+
+use super::guarded_loads::{blocks, Block};
+use super::versioned_checks::call_args;
+use super::{split_top, Line};
+use std::collections::HashMap;
+
+/// The launch-wide test the narrowed indices need: every bound it was given is below this.
+pub const LIMIT: &str = "4294967296";
+
+/// What the copy changes: lines to insert after a line (`after`), before one (`before`), at
+/// the start of the entry block (`entry`), and lines rewritten in place.
+#[derive(Default)]
+pub(super) struct Edits {
+    pub after: HashMap<usize, Vec<String>>,
+    pub before: HashMap<usize, Vec<String>>,
+    pub entry: Vec<String>,
+    pub rewrite: HashMap<usize, String>,
+}
+
+/// Narrows the index of every `getelementptr T, ptr %p, i64 %idx` whose value `fits` (the
+/// callback adds the value's bound at that line to the test and says whether it has one).
+pub(super) fn narrow(body: &[Line], defs: &HashMap<String, usize>, fits: &mut dyn FnMut(&str, usize) -> bool) -> Edits {
+    let blocks = blocks(body);
+    let mut n = Narrow { body, defs, fits, memo: HashMap::new(), edits: Edits::default(), next: 0 };
+    for (i, line) in body.iter().enumerate() {
+        let Some((lhs, rhs)) = line.text.split_once(" = ") else { continue };
+        let Some(rest) = rhs.trim().strip_prefix("getelementptr ") else { continue };
+        let (rest, meta) = rest.split_once(", !").map_or((rest, ""), |(r, m)| (r, m));
+        let parts = split_top(rest);
+        let [ty, base, index] = parts.as_slice() else { continue };
+        let Some(idx) = index.trim().strip_prefix("i64 %").map(|v| format!("%{v}")) else { continue };
+        // Kernel buffers only: shared memory addresses stay as LLVM makes them.
+        let Some(root) = base.trim().strip_prefix("ptr ") else { continue };
+        if !root.starts_with('%') || defs.contains_key(root) || feeds_phi(body, &blocks, i) || !(n.fits)(&idx, i) {
+            continue;
+        }
+        let narrow = n.value(&idx, true, DEPTH);
+        let wide = n.fresh();
+        n.edits.before.entry(i).or_default().push(format!("  {wide} = zext i32 {narrow} to i64"));
+        let meta = if meta.is_empty() { String::new() } else { format!(", !{meta}") };
+        let text = format!("{lhs} = getelementptr {}, {}, i64 {wide}{meta}", ty.trim(), base.trim());
+        n.edits.rewrite.insert(i, text);
+    }
+    n.edits
+}
+
+/// Operations followed at most this deep from an index.
+const DEPTH: usize = 24;
+
+struct Narrow<'a, 'f> {
+    body: &'a [Line],
+    defs: &'a HashMap<String, usize>,
+    fits: &'f mut dyn FnMut(&str, usize) -> bool,
+    /// The 32-bit operand already made for a 64-bit value.
+    memo: HashMap<String, String>,
+    edits: Edits,
+    next: usize,
+}
+
+impl Narrow<'_, '_> {
+    fn fresh(&mut self) -> String {
+        self.next += 1;
+        format!("%oxide.n{}", self.next)
+    }
+
+    /// The low 32 bits of the i64 value `v` as an i32 operand; `fits` when `v` is known to be
+    /// below 2^32 in every thread that computes it.
+    fn value(&mut self, v: &str, fits: bool, depth: usize) -> String {
+        if let Ok(c) = v.parse::<i64>() {
+            return (c as i32).to_string();
+        }
+        if let Some(known) = self.memo.get(v) {
+            return known.clone();
+        }
+        let made = match self.defs.get(v) {
+            Some(&d) if depth > 0 => self.operation(d, fits, depth - 1),
+            _ => None,
+        };
+        let made = made.unwrap_or_else(|| self.leaf(v));
+        self.memo.insert(v.to_string(), made.clone());
+        made
+    }
+
+    /// `trunc` of the value, right after its definition (or at the entry for a parameter).
+    fn leaf(&mut self, v: &str) -> String {
+        let name = self.fresh();
+        let line = format!("  {name} = trunc i64 {v} to i32");
+        match self.defs.get(v) {
+            Some(&d) => self.edits.after.entry(self.after_phis(d)).or_default().push(line),
+            None => self.edits.entry.push(line),
+        }
+        name
+    }
+
+    /// The line after which a value defined at `d` can be used: past the block's phis.
+    fn after_phis(&self, mut d: usize) -> usize {
+        while self.body.get(d + 1).is_some_and(|l| is_phi(&l.text)) {
+            d += 1;
+        }
+        d
+    }
+
+    /// The 32-bit form of the operation defining `v` at line `d`, or None to truncate it.
+    fn operation(&mut self, d: usize, fits: bool, depth: usize) -> Option<String> {
+        let rhs = self.body[d].text.split_once(" = ")?.1.trim();
+        let rhs = rhs.split(", !").next().unwrap_or(rhs).to_string();
+        let words: Vec<&str> = rhs.split_whitespace().collect();
+        let opcode = *words.first()?;
+        let flags: Vec<&str> = words[1..].iter().take_while(|w| FLAGS.contains(w)).copied().collect();
+        let rest = words[1 + flags.len()..].join(" ");
+        let text = match opcode {
+            "zext" | "sext" => {
+                let [from, src, "to", "i64"] = rest.split_whitespace().collect::<Vec<_>>()[..] else { return None };
+                if from == "i32" {
+                    return Some(src.to_string());
+                }
+                super::int_bits(from).filter(|&b| b < 32)?;
+                format!("{opcode} {from} {src} to i32")
+            }
+            "add" | "sub" | "mul" | "and" | "or" | "xor" | "shl" => {
+                let (a, b) = rest.strip_prefix("i64 ")?.split_once(", ")?;
+                let (a, b) = (a.trim(), b.trim());
+                // `x - c` (`add x, -c`) that fits, of an `x` that fits: `sub nuw`, which LLVM
+                // folds into an address offset (a 64-bit `x` of exactly 2^32 would not).
+                if let Some(c) =
+                    b.parse::<i64>().ok().filter(|&c| opcode == "add" && fits && c < 0 && c > i64::from(i32::MIN))
+                {
+                    if (self.fits)(a, d) {
+                        let a = self.value(a, true, depth);
+                        let name = self.fresh();
+                        self.edits.after.entry(d).or_default().push(format!("  {name} = sub nuw i32 {a}, {}", -c));
+                        return Some(name);
+                    }
+                }
+                if opcode == "shl" && !b.parse::<u32>().is_ok_and(|s| s < 32) {
+                    return None;
+                }
+                // `a - b` that fits, of operands that fit: `a >= b`, so `sub nuw`.
+                if opcode == "sub" && fits && (self.fits)(a, d) && (self.fits)(b, d) {
+                    let (a, b) = (self.value(a, true, depth), self.value(b, true, depth));
+                    let name = self.fresh();
+                    self.edits.after.entry(d).or_default().push(format!("  {name} = sub nuw i32 {a}, {b}"));
+                    return Some(name);
+                }
+                // Operands below a sum (or a disjoint `or`, a shift) that fits fit as well.
+                let keeps = fits && (flags.contains(&"nuw") || flags.contains(&"disjoint"));
+                let passes = keeps && matches!(opcode, "add" | "or" | "shl");
+                let (a, b) = (self.value(a, passes, depth), self.value(b, passes, depth));
+                let nuw = if keeps && matches!(opcode, "add" | "mul" | "shl") { "nuw " } else { "" };
+                format!("{opcode} {nuw}i32 {a}, {b}")
+            }
+            "select" => {
+                let parts = split_top(&rest);
+                let [c, a, b] = parts.as_slice() else { return None };
+                let (a, b) = (a.strip_prefix("i64 ")?.trim(), b.strip_prefix("i64 ")?.trim());
+                let (a, b) = (self.value(a, false, depth), self.value(b, false, depth));
+                format!("select {c}, i32 {a}, i32 {b}")
+            }
+            "extractvalue" => {
+                // The value of `umul/uadd.with.overflow`: the same product or sum.
+                let (pair, idx) = rest.rsplit_once(", ")?;
+                let pair = pair.split_whitespace().last()?;
+                let call = self.body[*self.defs.get(pair).filter(|_| idx.trim() == "0")?].text.clone();
+                let (a, b) = call_args(&call)?;
+                let op = if call.contains("@llvm.umul.with.overflow.i64(") {
+                    "mul"
+                } else if call.contains("@llvm.uadd.with.overflow.i64(") {
+                    "add"
+                } else {
+                    return None;
+                };
+                let (a, b) = (self.value(&a, false, depth), self.value(&b, false, depth));
+                format!("{op} i32 {a}, {b}")
+            }
+            "tail" | "call" => return self.intrinsic(&rhs, d, depth),
+            "lshr" | "udiv" => {
+                let (a, b) = rest.strip_prefix("i64 ")?.split_once(", ")?;
+                b.parse::<u64>().ok().filter(|&c| c > 0 && c < 1 << 31)?;
+                if !(self.fits)(a.trim(), d) {
+                    return None;
+                }
+                format!("{opcode} i32 {}, {b}", self.value(a.trim(), true, depth))
+            }
+            _ => return None,
+        };
+        let name = self.fresh();
+        self.edits.after.entry(d).or_default().push(format!("  {name} = {text}"));
+        Some(name)
+    }
+
+    /// `umin`, `umax` and `usub.sat` of operands that fit, as compares and selects.
+    fn intrinsic(&mut self, rhs: &str, d: usize, depth: usize) -> Option<String> {
+        let kind = ["umin", "umax", "usub.sat"].into_iter().find(|k| rhs.contains(&format!("@llvm.{k}.i64(")))?;
+        let (a, b) = call_args(rhs)?;
+        if !(self.fits)(&a, d) || !(b.parse::<u64>().is_ok() || (self.fits)(&b, d)) {
+            return None;
+        }
+        let (a, b) = (self.value(&a, true, depth), self.value(&b, true, depth));
+        let (c, r) = (self.fresh(), self.fresh());
+        let lines = match kind {
+            "umin" => {
+                vec![format!("  {c} = icmp ult i32 {a}, {b}"), format!("  {r} = select i1 {c}, i32 {a}, i32 {b}")]
+            }
+            "umax" => {
+                vec![format!("  {c} = icmp ugt i32 {a}, {b}"), format!("  {r} = select i1 {c}, i32 {a}, i32 {b}")]
+            }
+            _ => {
+                let s = self.fresh();
+                vec![
+                    format!("  {c} = icmp ugt i32 {a}, {b}"),
+                    format!("  {s} = sub i32 {a}, {b}"),
+                    format!("  {r} = select i1 {c}, i32 {s}, i32 0"),
+                ]
+            }
+        };
+        self.edits.after.entry(d).or_default().extend(lines);
+        Some(r)
+    }
+}
+
+/// Whether line `i` is in a block that ends by handing a value to a phi of the block it goes
+/// to: the shape of a read behind a check that returns `None` (`get(i)`), which
+/// `guarded_loads.rs` and `speculated_blocks.rs` make unconditional by the index it compares.
+/// Narrowed, the index hides from them (examples/scan's block totals: the read stayed behind
+/// its branch).
+fn feeds_phi(body: &[Line], blocks: &[Block], i: usize) -> bool {
+    let Some(b) = blocks.iter().find(|b| b.insts.contains(&i)) else { return false };
+    let Some(next) = b.insts.last().and_then(|&t| body[t].text.trim().strip_prefix("br label ")) else { return false };
+    let from = format!(", {} ]", b.label);
+    blocks.iter().filter(|m| m.label == next.trim()).flat_map(|m| &m.insts).any(|&l| {
+        let text = &body[l].text;
+        is_phi(text) && text.contains(&from)
+    })
+}
+
+const FLAGS: [&str; 6] = ["nuw", "nsw", "nneg", "exact", "disjoint", "samesign"];
+
+fn is_phi(text: &str) -> bool {
+    text.split_once(" = ").is_some_and(|(_, r)| r.trim_start().starts_with("phi "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{assert_valid_ir, transformed};
+    use super::super::versioned_checks::{add, TEST_MARK};
+
+    /// `input[y * cols + x - 1]` behind `1 <= x < cols`, `y < rows` (a panic on a short input),
+    /// a read of `@tile` (shared memory) at the same index, and `ix.get(x)` (a read that hands
+    /// its value to a phi).
+    const KERNEL: &str = "\
+@tile = internal addrspace(3) global [256 x float] poison, align 4
+
+define ptx_kernel void @k(ptr noalias readonly %__oxide_in_input, i64 %__oxide_in_input_len, i64 %cols, i32 %rows, ptr noalias readonly %__oxide_in_ix, i64 %__oxide_in_ix_len, ptr %out) {
+start:
+  %bx = tail call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %nx = tail call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %tx = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %m = mul nuw nsw i32 %bx, %nx
+  %x32 = add nuw nsw i32 %m, %tx
+  %x = zext nneg i32 %x32 to i64
+  %ty = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+  %y = zext nneg i32 %ty to i64
+  %rows64 = zext i32 %rows to i64
+  %in_x = icmp ult i64 %x, %cols
+  %in_y = icmp ult i64 %y, %rows64
+  %pos = icmp uge i64 %x, 1
+  %in_xy = select i1 %in_x, i1 %in_y, i1 false
+  %inside = and i1 %in_xy, %pos
+  br i1 %inside, label %body, label %exit
+
+body:                                             ; preds = %start
+  %row = mul i64 %y, %cols
+  %i = add nuw nsw i64 %row, %x
+  %left = add nsw i64 %i, -1
+  %ok = icmp ult i64 %left, %__oxide_in_input_len
+  br i1 %ok, label %read, label %panic
+
+read:                                             ; preds = %body
+  %p = getelementptr inbounds float, ptr %__oxide_in_input, i64 %left
+  %v = load float, ptr %p, align 4
+  %t = getelementptr inbounds float, ptr addrspacecast (ptr addrspace(3) @tile to ptr), i64 %x
+  %u = load float, ptr %t, align 4
+  %has = icmp ult i64 %x, %__oxide_in_ix_len
+  br i1 %has, label %get, label %join
+
+get:                                              ; preds = %read
+  %q = getelementptr inbounds float, ptr %__oxide_in_ix, i64 %x
+  %w = load float, ptr %q, align 4
+  br label %join
+
+join:                                             ; preds = %get, %read
+  %got = phi float [ %w, %get ], [ 0.0, %read ]
+  %s = fadd float %v, %got
+  %s2 = fadd float %s, %u
+  store float %s2, ptr %out, align 4
+  br label %exit
+
+exit:                                             ; preds = %join, %start
+  ret void
+
+panic:                                            ; preds = %body
+  call void asm sideeffect \"trap;\", \"\"()
+  unreachable
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+";
+
+    fn copy(ir: &str) -> String {
+        let (out, n) = transformed(ir, |lines| add(lines).len());
+        assert_eq!(n, 1, "{out}");
+        assert_valid_ir("narrow_indices", &out);
+        out[out.find("@k__oxide_vc(").unwrap()..].to_string()
+    }
+
+    #[test]
+    fn a_checked_read_indexes_with_32_bit_arithmetic_behind_the_test() {
+        let copy = copy(KERNEL);
+        // (y * cols + x) - 1 on the low halves; the sum keeps its `nuw` (it fits), and `x >= 1`
+        // with `i < 2^32` make the difference `sub nuw` (offsets LLVM folds into the address);
+        // the read takes the zero extension.
+        for want in [
+            "%oxide.n1 = trunc i64 %cols to i32",
+            "%oxide.n2 = mul i32 %ty, %oxide.n1",
+            "%oxide.n3 = add nuw i32 %oxide.n2, %x32",
+            "%oxide.n4 = sub nuw i32 %oxide.n3, 1",
+            "%oxide.n5 = zext i32 %oxide.n4 to i64",
+            "%p = getelementptr inbounds float, ptr %__oxide_in_input, i64 %oxide.n5",
+        ] {
+            assert!(copy.contains(want), "{want}\n{copy}");
+        }
+        // The test bounds both the read's index and `i` below 2^32.
+        let test = copy.lines().find(|l| l.contains(TEST_MARK)).unwrap();
+        let want = "&lt(umax(usub.sat:1(__oxide_in_input_len),uadd.sat(mul.sat(umin(ntid.y-1,usub.sat:1(rows)),cols),";
+        assert!(test.contains(want), "{test}");
+        assert!(test.ends_with("),4294967296)\", \"\"()"), "{test}");
+    }
+
+    #[test]
+    fn shared_memory_and_reads_that_may_not_run_keep_their_indices() {
+        let copy = copy(KERNEL);
+        assert!(copy.contains("addrspace(3) @tile to ptr), i64 %x"), "{copy}");
+        assert!(copy.contains("%q = getelementptr inbounds float, ptr %__oxide_in_ix, i64 %x"), "{copy}");
+    }
+
+    #[test]
+    fn an_index_without_a_bound_is_not_narrowed() {
+        // A loaded row: no bound for the index, so its check stays, and a copy for narrowing
+        // alone is not made.
+        let loaded = KERNEL.replace("%row = mul i64 %y, %cols", "%row = load i64, ptr %out, align 8");
+        let (out, n) = transformed(&loaded, |lines| add(lines).len());
+        assert_eq!(n, 0, "{out}");
+        assert!(!out.contains("oxide.n"), "{out}");
+    }
+}
