@@ -323,16 +323,17 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
 ";
 
-    fn copy(ir: &str) -> String {
+    /// The copy of `ir`'s kernel, checked by LLVM's verifier (`what` names its files).
+    fn copy(ir: &str, what: &str) -> String {
         let (out, n) = transformed(ir, |lines| add(lines).len());
         assert_eq!(n, 1, "{out}");
-        assert_valid_ir("narrow_indices", &out);
+        assert_valid_ir(what, &out);
         out[out.find("@k__oxide_vc(").unwrap()..].to_string()
     }
 
     #[test]
     fn a_checked_read_indexes_with_32_bit_arithmetic_behind_the_test() {
-        let copy = copy(KERNEL);
+        let copy = copy(KERNEL, "narrow_indices_32");
         // (y * cols + x) - 1 on the low halves; the sum keeps its `nuw` (it fits), and `x >= 1`
         // with `i < 2^32` make the difference `sub nuw` (offsets LLVM folds into the address);
         // the read takes the zero extension.
@@ -355,7 +356,7 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
 
     #[test]
     fn shared_memory_and_reads_that_may_not_run_keep_their_indices() {
-        let copy = copy(KERNEL);
+        let copy = copy(KERNEL, "narrow_indices_kept");
         assert!(copy.contains("addrspace(3) @tile to ptr), i64 %x"), "{copy}");
         assert!(copy.contains("%q = getelementptr inbounds float, ptr %__oxide_in_ix, i64 %x"), "{copy}");
     }

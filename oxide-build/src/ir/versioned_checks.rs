@@ -161,14 +161,19 @@ fn text(b: &Bound) -> String {
     }
 }
 
-/// name.
+/// The kernel's parameters by name, with their width where they are integers (0 otherwise).
+/// Unnamed ones (`[9 x i32] %0`, an array argument) are left out: the launcher passes values
+/// by name, so no test can use them.
 fn int_params(define: &str) -> Option<HashMap<String, u32>> {
     let (open, close) = (define.find('(')?, find_params_close(define)?);
     let mut out = HashMap::new();
     for p in split_top(&define[open + 1..close]).into_iter().filter(|p| !p.is_empty()) {
         let name = p.split_whitespace().last()?;
-        if !name.starts_with('%') || name[1..].bytes().all(|c| c.is_ascii_digit()) {
+        if !name.starts_with('%') {
             return None;
+        }
+        if name[1..].bytes().all(|c| c.is_ascii_digit()) {
+            continue;
         }
         let ty = p.split_whitespace().next().unwrap_or("");
         out.insert(name.to_string(), super::int_bits(ty).unwrap_or(0));
@@ -314,6 +319,14 @@ fn edge_facts(
         }
     }
     let Some((pred, a, b)) = icmp(body, defs, cond) else { return };
+    // `a != 0` is `0 < a`: what makes `a - 1` a bound (`if x >= 1 { in[x - 1] }`, which
+    // LLVM turns into `x != 0`).
+    if matches!((pred, truth), ("ne", true) | ("eq", false)) {
+        if b == "0" {
+            out.push(Fact { value: b, bound: a, strict: true });
+        }
+        return;
+    }
     // Normalise to `x < y` (strict) or `x <= y`.
     let (x, y, strict) = match (pred, truth) {
         ("ult", true) | ("uge", false) => (a, b, true),
@@ -770,6 +783,15 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
             "%pos = icmp uge i64 %x, 1\n  %in_xy = select i1 %in_x, i1 %in_y, i1 false\n  %inside = and i1 %in_xy, %pos",
         );
         assert_eq!(copy_of(&guarded).1, ["k__oxide_vc"]);
+        // So it is with `x != 0` (LLVM's form of `x >= 1`), and beside an unnamed array
+        // parameter (`w: [f32; 9]`), which no test can name.
+        let nonzero = minus
+            .replace(
+                "%inside = select i1 %in_x, i1 %in_y, i1 false",
+                "%nz = icmp ne i64 %x, 0\n  %in_xy = select i1 %in_x, i1 %in_y, i1 false\n  %inside = and i1 %nz, %in_xy",
+            )
+            .replace("ptr %out) {", "ptr %out, [9 x i32] %0) {");
+        assert_eq!(copy_of(&nonzero).1, ["k__oxide_vc"]);
     }
 
     #[test]
