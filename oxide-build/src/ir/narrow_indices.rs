@@ -65,8 +65,8 @@ struct Narrow<'a, 'f> {
     body: &'a [Line],
     defs: &'a HashMap<String, usize>,
     fits: &'f mut dyn FnMut(&str, usize) -> bool,
-    /// The 32-bit operand already made for a 64-bit value.
-    memo: HashMap<String, String>,
+    /// The 32-bit operand already made for a 64-bit value (and whether it fits).
+    memo: HashMap<(String, bool), String>,
     edits: Edits,
     next: usize,
 }
@@ -78,12 +78,15 @@ impl Narrow<'_, '_> {
     }
 
     /// The low 32 bits of the i64 value `v` as an i32 operand; `fits` when `v` is known to be
-    /// below 2^32 in every thread that computes it.
+    /// below 2^32 in every thread that uses this operand (then its operations may say `nuw`;
+    /// where it does not fit they are poison, which only threads that do not use it compute).
+    /// The two forms are made apart: an index that fits may use `v` where `v` itself need not.
     fn value(&mut self, v: &str, fits: bool, depth: usize) -> String {
         if let Ok(c) = v.parse::<i64>() {
             return (c as i32).to_string();
         }
-        if let Some(known) = self.memo.get(v) {
+        let key = (v.to_string(), fits);
+        if let Some(known) = self.memo.get(&key) {
             return known.clone();
         }
         let made = match self.defs.get(v) {
@@ -91,7 +94,7 @@ impl Narrow<'_, '_> {
             _ => None,
         };
         let made = made.unwrap_or_else(|| self.leaf(v));
-        self.memo.insert(v.to_string(), made.clone());
+        self.memo.insert(key, made.clone());
         made
     }
 
