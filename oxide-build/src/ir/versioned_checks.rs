@@ -70,7 +70,8 @@ fn unchecked_copy(define: &str, body: &[Line]) -> Option<(String, Vec<String>)> 
         return None;
     }
     let defs = definitions(body);
-    let mut bounds = Bounds { body, defs: &defs, params: &params, memo: HashMap::new() };
+    let mut bounds =
+        Bounds { body, defs: &defs, params: &params, memo: HashMap::new(), floors: HashMap::new(), in_ne: false };
     // The branch lines whose checks the copy drops, with the side that goes on.
     let mut fixed: HashMap<usize, bool> = HashMap::new();
     // One bound per length: the merge of its checks' bounds.
@@ -90,7 +91,7 @@ fn unchecked_copy(define: &str, body: &[Line]) -> Option<(String, Vec<String>)> 
             continue;
         }
         let facts = facts(body, &defs, &blocks, &doms, &index, b);
-        bounds.memo.clear();
+        bounds.forget();
         let Some(bound) = bounds.upper(&idx, &facts, MAX_DEPTH) else { continue };
         match per_len.iter_mut().find(|(l, _)| *l == len) {
             Some((_, merged)) => *merged = merge(merged.clone(), bound),
@@ -111,7 +112,7 @@ fn unchecked_copy(define: &str, body: &[Line]) -> Option<(String, Vec<String>)> 
     let edits = narrow_indices::narrow(body, &defs, &mut |v, line| {
         let Some(&b) = block_of.get(&line).filter(|b| !doomed.contains(b)) else { return false };
         let facts = facts(body, &defs, &blocks, &doms, &index, b);
-        bounds.memo.clear();
+        bounds.forget();
         let Some(u) = bounds.brief(v, &facts) else { return false };
         wide = Some(match wide.take() {
             Some(w) => merge(w, u),
@@ -241,12 +242,20 @@ fn operand(s: &str) -> String {
     s.split(", !").next().unwrap_or(s).trim().to_string()
 }
 
-/// A fact at a check: `value <= bound - strict` (as unsigned numbers).
+/// A fact at a check: `value <= bound - strict` (as unsigned numbers), or where `ne`,
+/// `value != bound`.
 #[derive(Clone)]
 struct Fact {
     value: String,
     bound: String,
     strict: bool,
+    ne: bool,
+}
+
+impl Fact {
+    fn order(value: String, bound: String, strict: bool) -> Fact {
+        Fact { value, bound, strict, ne: false }
+    }
 }
 
 /// The facts of the branches on the way to block `b`: for each block that dominates it whose
@@ -320,10 +329,14 @@ fn edge_facts(
     }
     let Some((pred, a, b)) = icmp(body, defs, cond) else { return };
     // `a != 0` is `0 < a`: what makes `a - 1` a bound (`if x >= 1 { in[x - 1] }`, which
-    // LLVM turns into `x != 0`).
+    // LLVM turns into `x != 0`). Other `a != b` narrow a bound that equals the other side
+    // (`x != n - 1` with `x < n`: `x <= n - 2`, a 3-D stencil's interior).
     if matches!((pred, truth), ("ne", true) | ("eq", false)) {
         if b == "0" {
-            out.push(Fact { value: b, bound: a, strict: true });
+            out.push(Fact::order(b, a, true));
+        } else {
+            out.push(Fact { value: a.clone(), bound: b.clone(), strict: false, ne: true });
+            out.push(Fact { value: b, bound: a, strict: false, ne: true });
         }
         return;
     }
@@ -335,7 +348,7 @@ fn edge_facts(
         ("uge", true) | ("ult", false) => (b, a, false),
         _ => return,
     };
-    out.push(Fact { value: x, bound: y, strict });
+    out.push(Fact::order(x, y, strict));
 }
 
 /// An upper bound as an expression of launch-wide values, built before it is emitted so that
@@ -366,7 +379,10 @@ fn merge(a: Bound, b: Bound) -> Bound {
         return umax_of(a, b);
     }
     match (a, b) {
-        (Bound::Op(ka, xa), Bound::Op(kb, mut xb)) if ka == kb && xa.len() == xb.len() => {
+        // `ifle` and `ne` are not monotone in their conditions: kept whole.
+        (Bound::Op(ka, xa), Bound::Op(kb, mut xb))
+            if ka == kb && xa.len() == xb.len() && !matches!(ka.as_str(), "ifle" | "ne") =>
+        {
             // Commutative operations may list their operands in either order (`ny * z`, `zz * ny`).
             let commutative = matches!(ka.as_str(), "uadd.sat" | "mul.sat" | "umin" | "umax");
             if commutative && xa.len() == 2 {
@@ -423,16 +439,28 @@ struct Bounds<'a> {
     defs: &'a HashMap<String, usize>,
     params: &'a HashMap<String, u32>,
     memo: HashMap<String, Option<Bound>>,
+    floors: HashMap<String, Bound>,
+    /// Set while the other side of an `a != b` is bounded (its own `!=` facts name `a`).
+    in_ne: bool,
 }
 
+/// The largest 64-bit number: the bound that fails every test.
+const MAX: &str = "18446744073709551615";
+
 impl Bounds<'_> {
+    /// Drops what was found at one check (its facts are not the next one's).
+    fn forget(&mut self) {
+        self.memo.clear();
+        self.floors.clear();
+    }
+
     /// A bound every thread of the launch has `v` at most (unsigned), or None.
     fn upper(&mut self, v: &str, facts: &[Fact], depth: usize) -> Option<Bound> {
         if let Some(known) = self.memo.get(v) {
             return known.clone();
         }
         let mut best = self.structural(v, facts, depth);
-        let bounding: Vec<Fact> = facts.iter().filter(|f| f.value == v).cloned().collect();
+        let bounding: Vec<Fact> = facts.iter().filter(|f| f.value == v && !f.ne).cloned().collect();
         for fact in bounding {
             if depth == 0 {
                 break;
@@ -444,14 +472,35 @@ impl Bounds<'_> {
                 None => u,
             });
         }
-        self.memo.insert(v.to_string(), best.clone());
+        if let (Some(u), false) = (&best, self.in_ne || depth == 0) {
+            best = Some(self.narrowed(u.clone(), v, facts, depth - 1));
+        }
+        if !self.in_ne {
+            self.memo.insert(v.to_string(), best.clone());
+        }
         best
+    }
+
+    /// `u` less one where the launch shows it equal to a value `v` differs from (`x != n - 1`
+    /// with `x <= n - 1`): `ne(u, lo, hi)` with the other side's bounds, checked at launch.
+    fn narrowed(&mut self, mut u: Bound, v: &str, facts: &[Fact], depth: usize) -> Bound {
+        let others: Vec<String> = facts.iter().filter(|f| f.ne && f.value == v).map(|f| f.bound.clone()).collect();
+        self.in_ne = true;
+        for other in others {
+            let lo = self.floor(&other, facts, depth);
+            let Some(hi) = self.upper(&other, facts, depth) else { continue };
+            if !is_zero(&lo) {
+                u = op("ne", vec![u, lo, hi]);
+            }
+        }
+        self.in_ne = false;
+        u
     }
 
     /// The bound of `v` that the facts on it give, where they give one (a length less one: a
     /// short test), else [`Bounds::upper`]'s.
     fn brief(&mut self, v: &str, facts: &[Fact]) -> Option<Bound> {
-        let direct: Vec<Fact> = facts.iter().filter(|f| f.value == v).cloned().collect();
+        let direct: Vec<Fact> = facts.iter().filter(|f| f.value == v && !f.ne).cloned().collect();
         let from_facts = direct
             .iter()
             .filter_map(|f| {
@@ -520,11 +569,14 @@ impl Bounds<'_> {
                 let (a, b) = (a.trim().to_string(), b.trim().to_string());
                 match opcode {
                     "add" => match negative(&b, bits) {
-                        // `a - c`: only where `a >= c` for certain.
+                        // `a - c`: where `a >= c` for certain, or where the launch shows it.
                         Some(c) if self.lower(&a, facts, d) >= c => {
                             Some(op(&format!("sub {c}"), vec![self.upper(&a, facts, d)?]))
                         }
-                        Some(_) => None,
+                        Some(c) => {
+                            let less = op(&format!("usub.sat {c}"), vec![self.upper(&a, facts, d)?]);
+                            self.unwrapped(Bound::Exact(c.to_string()), &a, less, facts, d)
+                        }
                         None => two(self, &a, &b, "uadd.sat"),
                     },
                     "or" => two(self, &a, &b, "uadd.sat"),
@@ -539,10 +591,22 @@ impl Bounds<'_> {
                     }
                     "and" => self.either(&a, &b, facts, d),
                     "sub" if rhs.contains(" nuw ") => self.upper(&a, facts, d),
+                    "sub" => {
+                        let (ua, ub) = (self.upper(&a, facts, d)?, self.upper(&b, facts, d)?);
+                        self.unwrapped(ub, &a, ua, facts, d)
+                    }
                     _ => None,
                 }
             }
         }
+    }
+
+    /// The bound `u` of `a - b`, `b` at most `ub`: `u` where the launch shows `b <= a` in every
+    /// thread (`ub` at most `a`'s lower bound), else the largest number, which fails the test.
+    /// None where nothing bounds `a` from below.
+    fn unwrapped(&mut self, ub: Bound, a: &str, u: Bound, facts: &[Fact], d: usize) -> Option<Bound> {
+        let lo = self.floor(a, facts, d);
+        (!is_zero(&lo)).then(|| op("ifle", vec![ub, lo, u, Bound::Exact(MAX.to_string())]))
     }
 
     /// `umin(a, b)` is at most either operand's bound: both where both have one.
@@ -580,7 +644,12 @@ impl Bounds<'_> {
         let kind = if call.contains("@llvm.uadd.sat.") {
             "uadd.sat"
         } else if call.contains("@llvm.usub.sat.") {
-            return self.upper(&a, facts, d);
+            // `h.saturating_sub(1)`: a constant comes off the bound too (a clamp to the last row).
+            let ua = self.upper(&a, facts, d)?;
+            return Some(match b.parse::<u64>() {
+                Ok(c) if c > 0 => op(&format!("usub.sat {c}"), vec![ua]),
+                _ => ua,
+            });
         } else {
             return None;
         };
@@ -600,7 +669,7 @@ impl Bounds<'_> {
         let d = depth - 1;
         let from_facts = facts
             .iter()
-            .filter(|f| f.bound == v)
+            .filter(|f| f.bound == v && !f.ne)
             .map(|f| self.lower(&f.value, facts, d).saturating_add(u64::from(f.strict)))
             .max()
             .unwrap_or(0);
@@ -637,10 +706,189 @@ impl Bounds<'_> {
         own.max(from_facts)
     }
 
+    /// A bound every thread of the launch has `v` at least, as an expression of launch-wide
+    /// values (0 where nothing is known): what makes `i - n` a bound where `i`'s lowest value
+    /// is a sum of launch values (a stencil's `i - nx` in its interior, `x, y, z >= 1`). The
+    /// operations are the upper bounds' (saturating, each at most the true result where the
+    /// kernel's own operation does not wrap); an operation that may wrap is taken only where
+    /// the upper bounds of its operands show it does not (`ifle(.., limit, .., 0)`).
+    fn floor(&mut self, v: &str, facts: &[Fact], depth: usize) -> Bound {
+        if v.parse::<u64>().is_ok() || self.params.get(v).is_some_and(|&bits| bits > 0) {
+            return Bound::Exact(v.to_string());
+        }
+        if depth == 0 {
+            return zero();
+        }
+        if let Some(known) = self.floors.get(v) {
+            return known.clone();
+        }
+        let d = depth - 1;
+        let mut parts = vec![self.floor_of_def(v, facts, d)];
+        let below: Vec<Fact> = facts.iter().filter(|f| f.bound == v && !f.ne).cloned().collect();
+        for f in below {
+            let w = self.floor(&f.value, facts, d);
+            parts.push(if f.strict { add_floor(w, Bound::Exact("1".to_string())) } else { w });
+        }
+        let parts: Vec<Bound> = parts.into_iter().filter(|p| !is_zero(p)).collect();
+        let out = parts.into_iter().reduce(umax_of).unwrap_or_else(zero);
+        self.floors.insert(v.to_string(), out.clone());
+        out
+    }
+
+    /// [`Bounds::floor`] from the instruction that defines `v`.
+    fn floor_of_def(&mut self, v: &str, facts: &[Fact], d: usize) -> Bound {
+        let Some(rhs) = self.defs.get(v).and_then(|&i| self.body[i].text.split_once(" = ")).map(|(_, r)| r.trim())
+        else {
+            return zero();
+        };
+        let rhs = rhs.split(", !").next().unwrap_or(rhs).to_string();
+        if let Some(call) = rhs.strip_prefix("tail call ").or_else(|| rhs.strip_prefix("call ")) {
+            if let Some(at) = call.find("@llvm.nvvm.read.ptx.sreg.n") {
+                let reg = call[at + "@llvm.nvvm.read.ptx.sreg.".len()..].split('(').next().unwrap_or("");
+                return match reg {
+                    "ntid.x" | "ntid.y" | "ntid.z" | "nctaid.x" | "nctaid.y" | "nctaid.z" => {
+                        Bound::Extent(reg.to_string(), false)
+                    }
+                    _ => zero(),
+                };
+            }
+            let Some((a, b)) = call_args(call) else { return zero() };
+            let (fa, fb) = (self.floor(&a, facts, d), self.floor(&b, facts, d));
+            return if call.contains("@llvm.umax.") {
+                umax_of(fa, fb)
+            } else if call.contains("@llvm.umin.") {
+                min_floor(fa, fb)
+            } else {
+                zero()
+            };
+        }
+        let Some((opcode, rest)) = rhs.split_once(' ') else { return zero() };
+        let nuw = rest.contains("nuw ");
+        let disjoint = rest.contains("disjoint ");
+        let rest = strip_flags(rest);
+        match opcode {
+            "zext" => rest.split_whitespace().nth(1).map_or_else(zero, |src| self.floor(src, facts, d)),
+            "select" => {
+                let parts = split_top(rest);
+                let [_, a, b] = parts.as_slice() else { return zero() };
+                let (a, b) = (a.split_whitespace().last().unwrap_or(""), b.split_whitespace().last().unwrap_or(""));
+                let (fa, fb) = (self.floor(a, facts, d), self.floor(b, facts, d));
+                min_floor(fa, fb)
+            }
+            "extractvalue" => {
+                // The value of `umul/uadd.with.overflow`: the operation's, where it does not wrap.
+                let Some((pair, "0")) = rest.rsplit_once(", ").map(|(p, i)| (p, i.trim())) else { return zero() };
+                let Some(pair) = pair.split_whitespace().last() else { return zero() };
+                let Some(call) = self.defs.get(pair).and_then(|&i| self.body[i].text.split_once(" = ")) else {
+                    return zero();
+                };
+                let call = call.1.trim().to_string();
+                let Some((a, b)) = call_args(&call) else { return zero() };
+                let kind = if call.contains("@llvm.umul.with.overflow.i64") {
+                    "mul.sat"
+                } else if call.contains("@llvm.uadd.with.overflow.i64") {
+                    "uadd.sat"
+                } else {
+                    return zero();
+                };
+                self.floor_op(kind, &a, &b, 64, false, facts, d)
+            }
+            _ => {
+                let Some((ty, ops)) = rest.split_once(' ') else { return zero() };
+                let Some(bits) = super::int_bits(ty) else { return zero() };
+                let Some((a, b)) = ops.split_once(", ") else { return zero() };
+                let (a, b) = (a.trim(), b.trim());
+                match opcode {
+                    "add" => match negative(b, bits) {
+                        // `a - c` is at least `a`'s floor less c, wrapped or not (a wrapped
+                        // result is larger still).
+                        Some(c) => op(&format!("usub.sat {c}"), vec![self.floor(a, facts, d)]),
+                        None => self.floor_op("uadd.sat", a, b, bits, nuw, facts, d),
+                    },
+                    "or" if disjoint => self.floor_op("uadd.sat", a, b, bits, true, facts, d),
+                    "or" => umax_of(self.floor(a, facts, d), self.floor(b, facts, d)),
+                    "mul" => self.floor_op("mul.sat", a, b, bits, nuw, facts, d),
+                    "shl" => match b.parse::<u32>() {
+                        Ok(s) if s < bits.min(63) => {
+                            let times = (1u64 << s).to_string();
+                            self.floor_op("mul.sat", a, &times, bits, nuw, facts, d)
+                        }
+                        _ => zero(),
+                    },
+                    "lshr" | "udiv" => match b.parse::<u64>() {
+                        Ok(c) if c > 0 => op(&format!("{opcode} {c}"), vec![self.floor(a, facts, d)]),
+                        _ => zero(),
+                    },
+                    "and" => {
+                        // `x & (2^k - 1)` is `x` where `x < 2^k`.
+                        let Some(m) =
+                            b.parse::<u64>().ok().filter(|m| m.checked_add(1).is_some_and(u64::is_power_of_two))
+                        else {
+                            return zero();
+                        };
+                        let fx = self.floor(a, facts, d);
+                        match self.upper(a, facts, d) {
+                            Some(ux) if !is_zero(&fx) => op("ifle", vec![ux, Bound::Exact(m.to_string()), fx, zero()]),
+                            _ => zero(),
+                        }
+                    }
+                    _ => zero(),
+                }
+            }
+        }
+    }
+
+    /// The floor of `a + b` or `a * b` (`kind` its saturating form) in `bits`-wide arithmetic:
+    /// the operation of the floors, where the operation cannot wrap (`nuw`, or the operands'
+    /// upper bounds say so at launch).
+    #[allow(clippy::too_many_arguments)]
+    fn floor_op(&mut self, kind: &str, a: &str, b: &str, bits: u32, nuw: bool, facts: &[Fact], d: usize) -> Bound {
+        let (fa, fb) = (self.floor(a, facts, d), self.floor(b, facts, d));
+        let exact = match kind {
+            "mul.sat" if is_zero(&fa) || is_zero(&fb) => return zero(),
+            "uadd.sat" if is_zero(&fa) => return fb,
+            "uadd.sat" if is_zero(&fb) => return fa,
+            _ => op(kind, vec![fa, fb]),
+        };
+        if nuw {
+            return exact;
+        }
+        let (Some(ua), Some(ub)) = (self.upper(a, facts, d), self.upper(b, facts, d)) else { return zero() };
+        // Saturated at 2^64 - 1, a 64-bit bound says nothing: the limit is one less there.
+        let limit = if bits >= 64 { u64::MAX - 1 } else { (1u64 << bits) - 1 };
+        op("ifle", vec![op(kind, vec![ua, ub]), Bound::Exact(limit.to_string()), exact, zero()])
+    }
+
     /// The value `trunc i64 x to i{bits}` where the function computes it.
     fn trunc_of(&self, x: &str, bits: u32) -> Option<String> {
         let want = format!("trunc i64 {x} to i{bits}");
         self.defs.iter().find(|(_, &i)| self.body[i].text.contains(&want)).map(|(name, _)| name.clone())
+    }
+}
+
+fn zero() -> Bound {
+    Bound::Exact("0".to_string())
+}
+
+fn is_zero(b: &Bound) -> bool {
+    matches!(b, Bound::Exact(v) if v == "0")
+}
+
+/// The floor of a sum: the sum of the floors, a zero left out.
+fn add_floor(a: Bound, b: Bound) -> Bound {
+    match (is_zero(&a), is_zero(&b)) {
+        (true, _) => b,
+        (_, true) => a,
+        _ => op("uadd.sat", vec![a, b]),
+    }
+}
+
+/// The floor of either value: the smaller floor.
+fn min_floor(a: Bound, b: Bound) -> Bound {
+    if is_zero(&a) || is_zero(&b) {
+        zero()
+    } else {
+        op("umin", vec![a, b])
     }
 }
 
@@ -792,6 +1040,116 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
             )
             .replace("ptr %out) {", "ptr %out, [9 x i32] %0) {");
         assert_eq!(copy_of(&nonzero).1, ["k__oxide_vc"]);
+    }
+
+    /// A 2-D 5-point stencil's interior, `i = y * cols + x` (wrapping arithmetic, as rustc
+    /// leaves it) behind `x < cols`, `y < rows` and `x, y` neither 0 nor the last: reads at
+    /// `i - cols`, `i - 1` and `i + cols`, whose indices only the interior bounds.
+    const INTERIOR: &str = "\
+define ptx_kernel void @k(ptr noalias readonly %__oxide_in_input, i64 %__oxide_in_input_len, i64 %cols, i64 %rows, ptr %out) {
+start:
+  %bx = tail call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %nx = tail call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %tx = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %m = mul nuw nsw i32 %bx, %nx
+  %x32 = add nuw nsw i32 %m, %tx
+  %x = zext nneg i32 %x32 to i64
+  %ty = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+  %y = zext nneg i32 %ty to i64
+  %in_x = icmp ult i64 %x, %cols
+  %in_y = icmp ult i64 %y, %rows
+  %inside = select i1 %in_x, i1 %in_y, i1 false
+  br i1 %inside, label %body, label %exit
+
+body:                                             ; preds = %start
+  %row = mul i64 %y, %cols
+  %i = add i64 %row, %x
+  %x0 = icmp eq i64 %x, 0
+  %y0 = icmp eq i64 %y, 0
+  %lastx = add i64 %cols, -1
+  %xl = icmp eq i64 %x, %lastx
+  %lasty = add i64 %rows, -1
+  %yl = icmp eq i64 %lasty, %y
+  %e1 = or i1 %x0, %y0
+  %e2 = or i1 %e1, %xl
+  %edge = or i1 %e2, %yl
+  br i1 %edge, label %exit, label %up
+
+up:                                               ; preds = %body
+  %iu = sub i64 %i, %cols
+  %ok1 = icmp ult i64 %iu, %__oxide_in_input_len
+  br i1 %ok1, label %left, label %panic
+
+left:                                             ; preds = %up
+  %il = add i64 %i, -1
+  %ok2 = icmp ult i64 %il, %__oxide_in_input_len
+  br i1 %ok2, label %down, label %panic
+
+down:                                             ; preds = %left
+  %id = add i64 %i, %cols
+  %ok3 = icmp ult i64 %id, %__oxide_in_input_len
+  br i1 %ok3, label %read, label %panic
+
+read:                                             ; preds = %down
+  %p1 = getelementptr inbounds float, ptr %__oxide_in_input, i64 %iu
+  %v1 = load float, ptr %p1, align 4
+  %p2 = getelementptr inbounds float, ptr %__oxide_in_input, i64 %il
+  %v2 = load float, ptr %p2, align 4
+  %p3 = getelementptr inbounds float, ptr %__oxide_in_input, i64 %id
+  %v3 = load float, ptr %p3, align 4
+  %s1 = fadd float %v1, %v2
+  %s2 = fadd float %s1, %v3
+  store float %s2, ptr %out, align 4
+  br label %exit
+
+exit:                                             ; preds = %read, %body, %start
+  ret void
+
+panic:                                            ; preds = %down, %left, %up
+  call void asm sideeffect \"trap;\", \"\"()
+  unreachable
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+";
+
+    #[test]
+    fn interior_reads_are_bounded_by_the_lowest_index_and_the_edges_left_out() {
+        let (out, names) = copy_of(INTERIOR);
+        assert_eq!(names, ["k__oxide_vc"], "{out}");
+        assert_valid_ir("versioned_checks_interior", &out);
+        let copy = &out[out.find("@k__oxide_vc(").unwrap()..];
+        for (from, to) in [("%left", "%panic"), ("%down", "%panic"), ("%read", "%panic")] {
+            assert!(copy.contains(&format!("br i1 true, label {from}, label {to}")), "{from}: {copy}");
+        }
+        let test = out.lines().find(|l| l.contains(TEST_MARK)).unwrap();
+        // `i - cols` holds where `cols` is at most `i`'s lowest value, `y * cols + x` with
+        // `y, x >= 1` (the product checked not to wrap); otherwise its bound is the largest
+        // number and the test fails.
+        let lowest_row = "ifle(mul.sat(ne(umin(ntid.y-1,usub.sat:1(rows)),usub.sat:1(rows),sub:1(rows)),cols),\
+                          18446744073709551614,mul.sat(1,cols),0)";
+        assert!(test.contains("ifle(cols,ifle("), "{test}");
+        assert!(test.contains(&format!(",18446744073709551614,uadd.sat({lowest_row},1),0)")), "{test}");
+        assert!(test.contains("ifle(1,ifle("), "{test}");
+        // `y != rows - 1` takes one off `y`'s bound where that bound is `rows - 1`, so that
+        // `i + cols` is below `rows * cols`.
+        assert!(test.contains("ne(umin(ntid.y-1,usub.sat:1(rows)),usub.sat:1(rows),sub:1(rows))"), "{test}");
+    }
+
+    #[test]
+    fn a_saturating_subtraction_of_a_constant_comes_off_the_bound() {
+        // `y.min(rows.saturating_sub(1))`: the last row, not one past it.
+        let clamped = KERNEL.replace(
+            "%row = mul i64 %y, %cols",
+            "%last = tail call i64 @llvm.usub.sat.i64(i64 %rows64, i64 1)\n  %yc = tail call i64 @llvm.umin.i64(i64 %y, i64 %last)\n  %row = mul i64 %yc, %cols",
+        );
+        let (out, names) = copy_of(&clamped);
+        assert_eq!(names, ["k__oxide_vc"], "{out}");
+        let test = out.lines().find(|l| l.contains(TEST_MARK)).unwrap();
+        assert!(test.contains("usub.sat:1(rows)"), "{test}");
     }
 
     #[test]

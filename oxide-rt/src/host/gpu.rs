@@ -8,6 +8,7 @@ use cudarc::driver::{
     result, sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError,
 };
 use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 fn driver_err(what: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
@@ -319,6 +320,8 @@ pub struct Kernel {
     /// The launch-wide tests of the unchecked copies (of the kernel, of its 1-D copy), read
     /// from the PTX on first use.
     tests: OnceLock<[Option<super::unchecked::Test>; 2]>,
+    /// Which choices between the copy and the kernel `OXIDE_LOG=1` has shown (one bit each).
+    logged: AtomicU8,
 }
 
 impl Kernel {
@@ -330,6 +333,7 @@ impl Kernel {
             has_copies: true,
             functions: Mutex::new(Vec::new()),
             tests: OnceLock::new(),
+            logged: AtomicU8::new(0),
         }
     }
 
@@ -340,7 +344,15 @@ impl Kernel {
         name: &'static str,
         symbol: &'static str,
     ) -> Kernel {
-        Kernel { name, symbol, module, has_copies: false, functions: Mutex::new(Vec::new()), tests: OnceLock::new() }
+        Kernel {
+            name,
+            symbol,
+            module,
+            has_copies: false,
+            functions: Mutex::new(Vec::new()),
+            tests: OnceLock::new(),
+            logged: AtomicU8::new(0),
+        }
     }
 
     pub fn name(&self) -> &'static str {
@@ -437,7 +449,9 @@ impl Kernel {
         values: &[(&str, Option<u64>)],
     ) -> Result<CudaFunction, Error> {
         let one_d = self.has_copies && is_one_d(cfg);
-        if !self.test(one_d).is_some_and(|t| t.passes(cfg, values)) {
+        let Some(test) = self.test(one_d) else { return Ok(func) };
+        if let Some(failed) = test.failure(cfg, values) {
+            self.log_choice(one_d, false, &format!("its launch-wide test failed at {failed}"));
             return Ok(func);
         }
         // Under capture nothing may load: the copy serves only once loaded (`load` does that).
@@ -453,7 +467,19 @@ impl Kernel {
         let same_resources = copy.static_shared == kernel.static_shared
             && copy.local_bytes <= kernel.local_bytes
             && cfg.shared_mem_bytes.saturating_add(copy.static_shared) <= SHARED_WITHOUT_OPT_IN;
-        Ok(if same_resources && threads <= u64::from(copy.max_threads) { copy.func } else { func })
+        let fits = same_resources && threads <= u64::from(copy.max_threads);
+        self.log_choice(one_d, fits, if fits { "its launch-wide test passed" } else { "its resources differ" });
+        Ok(if fits { copy.func } else { func })
+    }
+
+    /// With `OXIDE_LOG=1`, says once per outcome whether a launch ran the unchecked copy.
+    fn log_choice(&self, one_d: bool, copy: bool, why: &str) {
+        let bit = 1u8 << (u8::from(one_d) * 2 + u8::from(copy));
+        if super::image::log_enabled() && self.logged.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
+            let what = if copy { "the unchecked copy runs" } else { "the kernel runs with its checks" };
+            let shape = if one_d { " (1-D launch)" } else { "" };
+            eprintln!("oxide: {}{shape}: {what}: {why}", self.name);
+        }
     }
 
     /// The test of the unchecked copy of the kernel (or of its 1-D copy), if the PTX has one.

@@ -59,7 +59,7 @@ pub(crate) fn ptx_target(ptx: &str) -> String {
         .to_string()
 }
 
-fn log_enabled() -> bool {
+pub(super) fn log_enabled() -> bool {
     std::env::var("OXIDE_LOG").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 

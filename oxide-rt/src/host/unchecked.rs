@@ -5,7 +5,10 @@
 //! bounds check the copy dropped, for every thread of a launch, written over the kernel's
 //! integer parameters (by name), the launch's extents (`ntid.x`, `nctaid.y-1`, ...), numbers
 //! and saturating operations. Where every bound is below its length, each dropped check would
-//! have passed in every thread, so the copy computes what the kernel computes. Anything the
+//! have passed in every thread, so the copy computes what the kernel computes. Two operations
+//! are conditional: `ifle(x,y,v,w)` is `v` where `x <= y` and `w` elsewhere (a bound that holds
+//! only where a subtraction cannot wrap, `w` then the largest number); `ne(u,lo,hi)` is `u - 1`
+//! where `lo >= u >= hi` (the value it bounds differs from one that is exactly `u`), else `u`. Anything the
 //! test names that the launcher did not supply, or cannot read, makes it fail: the kernel runs.
 
 use crate::LaunchConfig;
@@ -43,6 +46,8 @@ enum Op {
     Sub(u64),
     Shr(u64),
     Div(u64),
+    IfLe,
+    Ne,
 }
 
 impl Test {
@@ -76,10 +81,21 @@ impl Test {
     }
 
     /// Whether every bound is below its length for this launch and these parameter values.
+    #[cfg(test)]
     pub(crate) fn passes(&self, cfg: &LaunchConfig, values: &[(&str, Option<u64>)]) -> bool {
-        self.0.iter().all(|(bound, len)| match (eval(bound, cfg, values), eval(len, cfg, values)) {
-            (Some(b), Some(l)) => b < l,
-            _ => false,
+        self.failure(cfg, values).is_none()
+    }
+
+    /// The first bound not below its length, as `term N: bound >= len` (`?` for a value the
+    /// launch did not supply), or None where the test passes.
+    pub(crate) fn failure(&self, cfg: &LaunchConfig, values: &[(&str, Option<u64>)]) -> Option<String> {
+        self.0.iter().enumerate().find_map(|(i, (bound, len))| {
+            let (b, l) = (eval(bound, cfg, values), eval(len, cfg, values));
+            let show = |v: Option<u64>| v.map_or("?".to_string(), |v| v.to_string());
+            match (b, l) {
+                (Some(b), Some(l)) if b < l => None,
+                _ => Some(format!("term {}: {} >= {}", i + 1, show(b), show(l))),
+            }
         })
     }
 }
@@ -110,6 +126,15 @@ fn eval(e: &Expr, cfg: &LaunchConfig, values: &[(&str, Option<u64>)]) -> Option<
                 (Op::Sub(c), [a]) => a.checked_sub(*c)?,
                 (Op::Shr(c), [a]) => a.checked_shr(u32::try_from(*c).ok()?)?,
                 (Op::Div(c), [a]) => a.checked_div(*c)?,
+                (Op::IfLe, [x, y, v, w]) => {
+                    if x <= y {
+                        *v
+                    } else {
+                        *w
+                    }
+                }
+                (Op::Ne, [u, lo, hi]) if lo >= u && hi <= u => u.checked_sub(1)?,
+                (Op::Ne, [u, _, _]) => *u,
                 _ => return None,
             }
         }
@@ -157,6 +182,8 @@ impl Parser<'_> {
             ("sub", Some(c)) => Op::Sub(c),
             ("lshr", Some(c)) => Op::Shr(c),
             ("udiv", Some(c)) => Op::Div(c),
+            ("ifle", None) => Op::IfLe,
+            ("ne", None) => Op::Ne,
             _ => return None,
         };
         Some(Expr::Op { op, args })
@@ -203,6 +230,7 @@ mod tests {
         let values = |len: u64| vec![("rows", Some(8)), ("cols", Some(100)), ("__oxide_in_input_len", Some(len))];
         assert!(t.passes(&launch, &values(800)));
         assert!(!t.passes(&launch, &values(799)));
+        assert_eq!(t.failure(&launch, &values(799)).as_deref(), Some("term 1: 799 >= 799"));
         // A missing or unreadable value fails the test.
         assert!(!t.passes(&launch, &[("rows", Some(8)), ("__oxide_in_input_len", Some(800))]));
         assert!(!t.passes(&launch, &[("rows", Some(8)), ("cols", None), ("__oxide_in_input_len", Some(800))]));
@@ -223,6 +251,22 @@ mod tests {
         for bad in ["lt(n,k", "lt(n)", "frob(n,k)", "lt(n,k)x", "lt(sub(n),k)", "lt(n-2,k)", ""] {
             assert_eq!(Test::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn conditional_bounds_take_their_side() {
+        // `i - n` bounded by `i`'s bound 99 only where `n` (at most 10) is at most `i`'s lower
+        // bound `lo`; and `y != 7` with `y <= 7` gives `y <= 6`.
+        let t = Test::parse("lt(ifle(10,lo,99,18446744073709551615),len)&lt(ne(7,e,e),k)").unwrap();
+        let launch = cfg((1, 1, 1), (1, 1, 1));
+        let v = |lo: u64, e: u64, k: u64| vec![("lo", Some(lo)), ("len", Some(100)), ("e", Some(e)), ("k", Some(k))];
+        assert!(t.passes(&launch, &v(10, 7, 7)));
+        assert!(!t.passes(&launch, &v(9, 7, 7)), "the subtraction may wrap: its bound is the largest number");
+        assert!(!t.passes(&launch, &v(10, 8, 7)), "`y != 8` says nothing of `y <= 7`");
+        assert!(!t.passes(&launch, &v(10, 7, 6)));
+        // Zero less one does not exist: the test fails rather than wrap.
+        assert!(!Test::parse("lt(ne(0,0,0),5)").unwrap().passes(&launch, &[]));
+        assert_eq!(Test::parse("lt(ifle(1,2,3),4)").map(|t| t.passes(&launch, &[])), Some(false));
     }
 
     #[test]

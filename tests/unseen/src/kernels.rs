@@ -1346,3 +1346,20 @@ pub fn clamped_mean3(input: &[f32], mut out: DisjointSlice2d<f32>) {
         *o = sum / 9.0;
     }
 }
+
+/// A five-point mean inside the image, the border copied: the reads at `i - 1` and `i - w`
+/// need `i`'s lowest value over the interior (`y * w + x` with `x, y >= 1`), and the one at
+/// `i + w` that `y != h - 1` takes one off `y`'s bound, for the release copy to drop their
+/// checks (oxide-build's `ir/versioned_checks.rs`, both checked at launch).
+#[kernel]
+pub fn interior_mean5(input: &[f32], mut out: DisjointSlice2d<f32>) {
+    let (x, y) = thread::index_2d();
+    let (w, h) = (out.cols(), out.rows());
+    let Some(o) = out.get_mut() else { return };
+    let i = y * w + x;
+    *o = if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
+        input[i]
+    } else {
+        (input[i] + input[i - 1] + input[i + 1] + input[i - w] + input[i + w]) / 5.0
+    };
+}

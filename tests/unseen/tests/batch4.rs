@@ -130,3 +130,23 @@ fn t_clamped_mean3_reads_its_clamped_neighbours_and_panics_on_a_short_input() {
     let err = cpu_clamped_mean3(grid, block, &x[..w * h - 1], oxide_rt::Slice2d::new(&mut out, w)).unwrap_err();
     assert!(matches!(&err, oxide_rt::Error::KernelPanic { kernel: "clamped_mean3", .. }), "{err}");
 }
+
+#[test]
+fn t_interior_mean5_copies_the_border_and_panics_on_a_short_input() {
+    let (w, h) = (37usize, 11usize);
+    let mut r = Rng(83);
+    let x: Vec<f32> = (0..w * h).map(|_| (r.next() % 1000) as f32).collect();
+    let mut want = x.clone();
+    for y in 1..h - 1 {
+        for c in 1..w - 1 {
+            let i = y * w + c;
+            want[i] = (x[i] + x[i - 1] + x[i + 1] + x[i - w] + x[i + w]) / 5.0;
+        }
+    }
+    let (grid, block) = ((3, 2, 1), (16, 8, 1));
+    let mut out = vec![0f32; w * h];
+    cpu_interior_mean5(grid, block, &x, oxide_rt::Slice2d::new(&mut out, w)).unwrap();
+    assert_eq!(out, want);
+    let err = cpu_interior_mean5(grid, block, &x[..w * h - 1], oxide_rt::Slice2d::new(&mut out, w)).unwrap_err();
+    assert!(matches!(&err, oxide_rt::Error::KernelPanic { kernel: "interior_mean5", .. }), "{err}");
+}

@@ -210,3 +210,38 @@ fn unchecked_copy_runs_only_where_every_dropped_check_passes() {
     let err = g.synchronize().unwrap_err();
     assert!(matches!(&err, oxide_rt::Error::KernelPanic { kernel: "clamped_mean3", .. }), "{err}");
 }
+
+/// The copy of a stencil whose interior reads `i - 1`, `i - w` and `i + w` (bounded only by the
+/// interior's lowest index and by `y != h - 1`, both checked at launch): on the whole image and
+/// on one that the grid covers only in part, it agrees with the CPU executor; one element
+/// short, the kernel itself runs and panics.
+#[test]
+fn an_interior_stencil_copy_agrees_and_a_short_input_still_panics() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let ptx = include_str!(env!("OXIDE_PTX"));
+    let copy = format!(".entry interior_mean5{}(", oxide_rt::__private::UNCHECKED_SUFFIX);
+    assert_eq!(ptx.contains(&copy), !cfg!(debug_assertions), "the unchecked copy in this profile's PTX");
+    let (w, h) = (1000usize, 301usize);
+    let mut r = Rng(13);
+    let x: Vec<f32> = (0..w * h).map(|_| (r.next() % 1000) as f32).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let block = (32, 8, 1);
+    // The whole image, then a grid one block short in each direction (the last rows and
+    // columns stay unwritten, the interior bound is then the grid's, not `h - 2`).
+    for grid in [((w as u32).div_ceil(32), (h as u32).div_ceil(8), 1), ((w as u32) / 32 - 1, (h as u32) / 8 - 1, 1)] {
+        agree(
+            s,
+            "interior_mean5",
+            w * h,
+            |o| cpu_interior_mean5(grid, block, &x, oxide_rt::Slice2d::new(o, w)),
+            |o| launch_interior_mean5(s, grid, block, &dx, oxide_rt::Slice2d::new(o, w)),
+        );
+    }
+    let short = s.clone_htod(&x[..w * h - 1]).unwrap();
+    let mut out = s.alloc_zeros::<f32>(w * h).unwrap();
+    let grid = ((w as u32).div_ceil(32), (h as u32).div_ceil(8), 1);
+    launch_interior_mean5(s, grid, block, &short, oxide_rt::Slice2d::new(&mut out, w)).unwrap();
+    let err = g.synchronize().unwrap_err();
+    assert!(matches!(&err, oxide_rt::Error::KernelPanic { kernel: "interior_mean5", .. }), "{err}");
+}
