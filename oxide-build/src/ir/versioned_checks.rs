@@ -315,6 +315,11 @@ fn edge_facts(
             }
             return;
         }
+        // `xor i1 %c, true` is `!c` (LLVM's `brmerge` of two exits).
+        if let Some(c) = rhs.strip_prefix("xor i1 ").and_then(|ops| ops.strip_suffix(", true")) {
+            edge_facts(body, defs, c.trim(), !truth, out, depth - 1);
+            return;
+        }
         for (op, when) in [("and i1 ", true), ("or i1 ", false)] {
             if let Some(ops) = rhs.strip_prefix(op) {
                 if truth == when {
@@ -1040,6 +1045,15 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
             )
             .replace("ptr %out) {", "ptr %out, [9 x i32] %0) {");
         assert_eq!(copy_of(&nonzero).1, ["k__oxide_vc"]);
+        // And with `x == 0` negated by `xor ..., true` (LLVM's merged exits).
+        let negated = minus.replace(
+            "%inside = select i1 %in_x, i1 %in_y, i1 false",
+            "%z = icmp eq i64 %x, 0\n  %nz = xor i1 %z, true\n  %in_xy = select i1 %in_x, i1 %in_y, i1 false\n  %inside = and i1 %nz, %in_xy",
+        );
+        assert_eq!(copy_of(&negated).1, ["k__oxide_vc"]);
+        // `xor` with another value says nothing.
+        let other = negated.replace("%nz = xor i1 %z, true", "%nz = xor i1 %z, %in_y");
+        assert!(copy_of(&other).1.is_empty());
     }
 
     /// A 2-D 5-point stencil's interior, `i = y * cols + x` (wrapping arithmetic, as rustc
