@@ -134,15 +134,12 @@ fn device_entry(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
             ArgKind::SliceOut { elem, shape } => {
                 params.push(quote! { #ptr: *mut #elem, #len: usize });
                 param_tys.extend([quote!(*mut #elem), quote!(usize)]);
-                let shape = match shape {
-                    OutShape::Flat => quote!([0, 0]),
-                    _ => {
-                        let (s0, s1) = (format_ident!("__oxide_shape0_{}", id), format_ident!("__oxide_shape1_{}", id));
-                        params.push(quote! { #s0: usize, #s1: usize });
-                        param_tys.extend([quote!(usize), quote!(usize)]);
-                        quote!([#s0, #s1])
-                    }
-                };
+                let words = shape_words(*shape);
+                let names: Vec<_> = (0..words).map(|w| format_ident!("__oxide_shape{}_{}", w, id)).collect();
+                params.extend(names.iter().map(|s| quote! { #s: usize }));
+                param_tys.extend(names.iter().map(|_| quote!(usize)));
+                let zeros = (words..3).map(|_| quote!(0));
+                let shape = quote!([#(#names,)* #(#zeros),*]);
                 let ty = &a.ty;
                 let out = quote!(<#ty as ::oxide_rt::__private::OutputSlice>);
                 // SAFETY: the launcher passed an exclusive borrow of `len` elements and a shape that is a kernel argument (the same in every thread: sizes checked to fit u32, or `DisjointAppend`'s counter); each thread writes only its own elements.
@@ -256,6 +253,16 @@ fn layout_type(a: &Arg) -> &syn::Type {
     match &a.kind {
         ArgKind::SliceIn { elem, .. } | ArgKind::SliceOut { elem, .. } | ArgKind::TensorMap { elem, .. } => elem,
         ArgKind::Value | ArgKind::Invalid => &a.ty,
+    }
+}
+
+/// How many shape words an output of this shape passes after its pointer and length (the
+/// device type's `from_raw` gets them padded with zeros to three).
+fn shape_words(shape: OutShape) -> usize {
+    match shape {
+        OutShape::Flat => 0,
+        OutShape::D2 | OutShape::Pairs | OutShape::Append => 2,
+        OutShape::D3 => 3,
     }
 }
 
@@ -475,7 +482,7 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                     OutShape::Flat => {
                         gpu_params.push(quote! { #id: &mut impl #p::DeviceOutput<#elem> });
                         cpu_params.push(quote! { #id: &mut [#elem] });
-                        cpu_prep.push(quote! { let #shape_ident: [usize; 2] = [0, 0]; });
+                        cpu_prep.push(quote! { let #shape_ident: [usize; 3] = [0, 0, 0]; });
                         quote!(#id)
                     }
                     OutShape::Append => {
@@ -488,13 +495,13 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                             let (#id, #count) = #id.split();
                             let (#count, __oxide_count_len, #count_guard) = #p::output_arg::<u64>(#export, #arg_name, #count, __oxide_stream)?;
                             #p::check_counter(#export, #arg_name, __oxide_count_len)?;
-                            let #shape_ident: [usize; 2] = [#count as usize, 0];
+                            let #shape_ident: [usize; 3] = [#count as usize, 0, 0];
                         });
                         cpu_prep.push(quote! {
                             let mut #id = #id;
                             let (#id, #count) = #id.split();
                             #p::check_counter(#export, #arg_name, #count.len())?;
-                            let #shape_ident: [usize; 2] = [#count.as_mut_ptr() as usize, 0];
+                            let #shape_ident: [usize; 3] = [#count.as_mut_ptr() as usize, 0, 0];
                         });
                         quote!(#id)
                     }
@@ -519,23 +526,22 @@ fn host_launchers(k: &Kernel<'_>, c: &Concrete) -> TokenStream {
                 gpu_prep.push(quote! {
                     let (#ptr, #len, #guard) = #p::output_arg::<#elem>(#export, #arg_name, #gpu_buf, __oxide_stream)?;
                 });
-                // A row-major output also gets its whole rows, `len / cols`, worked out here once
-                // instead of in every thread.
-                let rows =
-                    (*shape == OutShape::D2).then(|| quote! { let #shape_ident = #p::with_rows(#shape_ident, #len); });
+                // A row-major output also gets its whole rows, `len / cols` (planes in 3-D),
+                // worked out here once instead of in every thread.
+                let rows = match shape {
+                    OutShape::D2 => Some(quote! { let #shape_ident = #p::with_rows(#shape_ident, #len); }),
+                    OutShape::D3 => Some(quote! { let #shape_ident = #p::with_planes(#shape_ident, #len); }),
+                    _ => None,
+                };
                 gpu_prep.extend(rows.clone());
                 gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#ptr); #p::PushKernelArg::arg(&mut __oxide_args, &#len); });
                 let len_name = format!("__oxide_out_{arg_name}_len");
                 gpu_values.push(quote! { (#len_name, ::core::option::Option::Some(#len as u64)) });
-                if *shape != OutShape::Flat {
-                    let (s0, s1) = (format!("__oxide_shape0_{arg_name}"), format!("__oxide_shape1_{arg_name}"));
-                    gpu_values.push(quote! { (#s0, ::core::option::Option::Some(#shape_ident[0] as u64)) });
-                    gpu_values.push(quote! { (#s1, ::core::option::Option::Some(#shape_ident[1] as u64)) });
-                    // The shape words follow the pointer and length, as in `device_entry`.
-                    gpu_push.push(quote! {
-                        #p::PushKernelArg::arg(&mut __oxide_args, &#shape_ident[0]);
-                        #p::PushKernelArg::arg(&mut __oxide_args, &#shape_ident[1]);
-                    });
+                // The shape words follow the pointer and length, as in `device_entry`.
+                for w in 0..shape_words(*shape) {
+                    let name = format!("__oxide_shape{w}_{arg_name}");
+                    gpu_values.push(quote! { (#name, ::core::option::Option::Some(#shape_ident[#w] as u64)) });
+                    gpu_push.push(quote! { #p::PushKernelArg::arg(&mut __oxide_args, &#shape_ident[#w]); });
                 }
                 cpu_prep.push(quote! {
                     let #len: usize = #id.len();

@@ -528,13 +528,13 @@ mod imp {
     }
 
     impl Canon for f32 {
+        /// On the bits: LLVM may take any NaN for any other (its NaN payloads are unspecified),
+        /// so a float `select` between a NaN and the canonical NaN folds away in release
+        /// builds, leaving the host's `0xffc00000`; an integer select keeps them apart.
         #[inline(always)]
         fn canon(self) -> f32 {
-            if self.is_nan() {
-                f32::from_bits(0x7fff_ffff)
-            } else {
-                self
-            }
+            let bits = self.to_bits();
+            f32::from_bits(if bits & 0x7fff_ffff > 0x7f80_0000 { 0x7fff_ffff } else { bits })
         }
         #[inline(always)]
         fn gpu_abs(self) -> f32 {

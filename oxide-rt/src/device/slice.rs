@@ -218,6 +218,10 @@ pub struct DisjointSlice3d<'a, T> {
     /// Each at most `u32::MAX` (the launchers refuse more).
     cols: u32,
     rows: u32,
+    /// `len / (cols * rows)`, from the launcher (no division in every thread): `z < planes`,
+    /// `y < rows` and `x < cols` put `(z * rows + y) * cols + x` below `planes * rows * cols
+    /// <= len`, so the index needs no overflow or length check.
+    planes: usize,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
@@ -234,15 +238,22 @@ impl<'a, T> DisjointSlice3d<'a, T> {
         self.rows as usize
     }
 
+    /// Whole planes in the buffer (`len / (cols * rows)`; 0 when either is 0).
+    #[inline(always)]
+    pub fn planes(&self) -> usize {
+        self.planes
+    }
+
     /// The buffer index `(z * rows + y) * cols + x` of this thread's element, or `None` when
-    /// the thread owns none: `x >= cols`, `y >= rows` or past the end.
+    /// the thread owns none: `x >= cols`, `y >= rows` or `z >= planes` (past the whole planes).
     #[inline(always)]
     pub fn index(&self) -> Option<usize> {
         let (x, y, z) = super::thread::index_3d();
-        if x >= self.cols() || y >= self.rows() {
+        if x >= self.cols() || y >= self.rows() || z >= self.planes {
             return None;
         }
-        z.checked_mul(self.rows())?.checked_add(y)?.checked_mul(self.cols())?.checked_add(x).filter(|&i| i < self.len)
+        // Below `planes * rows * cols <= len`: no overflow, in bounds.
+        Some((z * self.rows() + y) * self.cols() + x)
     }
 
     /// This thread's element (see [`index`](Self::index) for when there is none).
@@ -629,7 +640,7 @@ impl<T> OutputSlice for DisjointAppend<'_, T> {
     type Elem = T;
     const NAME: &'static str = "DisjointAppend";
     #[inline(always)]
-    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
         // SAFETY: non-null by contract 3 (`len` elements there by contract 1); the counter's address is non-null and 8-aligned by contract 5.
         let (ptr, count) = unsafe {
             assume_slice_len::<T>(len);
@@ -672,13 +683,14 @@ pub trait OutputSlice {
     /// 3. `ptr` is non-null and aligned, also when `len == 0` (the launchers substitute an
     ///    aligned dangling address for empty slices).
     /// 4. `shape` is the same in every thread of the launch (a kernel argument the host built:
-    ///    `[cols, len / cols]` for [`DisjointSlice2d`], [`DisjointRows`] and [`DisjointTiles`] (the
-    ///    rows may exceed `u32::MAX`), `[cols, rows]` for
-    ///    [`DisjointSlice3d`], `[distance, 0]` for [`DisjointXorPairs`] and
-    ///    [`DisjointButterflies`], ignored by the others), each word at most `u32::MAX`, except:
+    ///    `[cols, len / cols, 0]` for [`DisjointSlice2d`], [`DisjointRows`] and [`DisjointTiles`]
+    ///    (the rows may exceed `u32::MAX`), `[cols, rows, len / (cols * rows)]` for
+    ///    [`DisjointSlice3d`] (the planes may exceed `u32::MAX`), `[distance, 0, 0]` for
+    ///    [`DisjointXorPairs`] and [`DisjointButterflies`], ignored by the others), each other
+    ///    word at most `u32::MAX`, except:
     /// 5. for [`DisjointAppend`], `shape[0]` is the address of the launch's claim counter, a `u64`
     ///    that is live for the launch and only accessed atomically (by the launch's pushes).
-    unsafe fn from_raw(ptr: *mut Self::Elem, len: usize, shape: [usize; 2]) -> Self;
+    unsafe fn from_raw(ptr: *mut Self::Elem, len: usize, shape: [usize; 3]) -> Self;
 }
 
 /// What every output type has: `len` and `is_empty`.
@@ -712,7 +724,7 @@ macro_rules! output_type {
             type Elem = T;
             const NAME: &'static str = stringify!($name);
             #[inline(always)]
-            unsafe fn from_raw(ptr: *mut T, len: usize, _shape: [usize; 2]) -> Self {
+            unsafe fn from_raw(ptr: *mut T, len: usize, _shape: [usize; 3]) -> Self {
                 // SAFETY: non-null by contract 3; `len` elements live there by contract 1.
                 let ptr = unsafe {
                     assume_slice_len::<T>(len);
@@ -730,6 +742,7 @@ output_type!(DisjointSlice);
 output_type!(DisjointChunks, const N: usize);
 output_type!(DisjointStrided, const N: usize);
 output_len!(DisjointSlice2d);
+output_len!(DisjointSlice3d);
 output_type!(DisjointPerWarp);
 output_type!(DisjointPerBlock);
 output_type!(DisjointRows; cols = 0);
@@ -739,7 +752,7 @@ impl<T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> Outp
     type Elem = T;
     const NAME: &'static str = "DisjointTiles";
     #[inline(always)]
-    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
         // SAFETY: non-null by contract 3; `len` elements live there by contract 1.
         let ptr = unsafe {
             assume_slice_len::<T>(len);
@@ -753,7 +766,7 @@ impl<T> OutputSlice for DisjointSlice2d<'_, T> {
     type Elem = T;
     const NAME: &'static str = "DisjointSlice2d";
     #[inline(always)]
-    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
         // SAFETY: non-null by contract 3; `len` elements live there by contract 1.
         let ptr = unsafe {
             assume_slice_len::<T>(len);
@@ -765,4 +778,24 @@ impl<T> OutputSlice for DisjointSlice2d<'_, T> {
 }
 output_type!(DisjointXorPairs; distance = 0);
 output_type!(DisjointButterflies; half = 0);
-output_type!(DisjointSlice3d; cols = 0, rows = 1);
+impl<T> OutputSlice for DisjointSlice3d<'_, T> {
+    type Elem = T;
+    const NAME: &'static str = "DisjointSlice3d";
+    #[inline(always)]
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
+        // SAFETY: non-null by contract 3; `len` elements live there by contract 1.
+        let ptr = unsafe {
+            assume_slice_len::<T>(len);
+            NonNull::new_unchecked(ptr)
+        };
+        // `cols` and `rows` fit in u32 (`check_shape`); `planes` is `len / (cols * rows)` (`with_planes`).
+        DisjointSlice3d {
+            ptr,
+            len,
+            cols: shape[0] as u32,
+            rows: shape[1] as u32,
+            planes: shape[2],
+            _borrow: PhantomData,
+        }
+    }
+}

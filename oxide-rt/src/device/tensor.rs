@@ -871,7 +871,7 @@ impl<T, const BM: usize, const BN: usize, const WM: usize, const WN: usize> supe
     type Elem = T;
     const NAME: &'static str = "DisjointMmaTiles";
     #[inline(always)]
-    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
         // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3; `len` elements live there by contract 1.
         let ptr = unsafe {
             crate::device::assume_slice_len::<T>(len);

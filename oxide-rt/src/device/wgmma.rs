@@ -888,7 +888,7 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> 
     type Elem = T;
     const NAME: &'static str = "DisjointWgmmaTiles";
     #[inline(always)]
-    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
         // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3; `len` elements live there by contract 1.
         let ptr = unsafe {
             crate::device::assume_slice_len::<T>(len);
@@ -983,7 +983,7 @@ impl<T, const BM: usize, const BN: usize, const WG0: usize, const GROUP: usize> 
     type Elem = T;
     const NAME: &'static str = "DisjointPersistentWgmmaTiles";
     #[inline(always)]
-    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 2]) -> Self {
+    unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
         // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3; `len` elements live there by contract 1.
         let ptr = unsafe {
             crate::device::assume_slice_len::<T>(len);

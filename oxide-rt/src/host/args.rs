@@ -200,30 +200,30 @@ impl<'a, S: ?Sized> Pairs<'a, S> {
 /// that the device's `OutputSlice::from_raw` receives.
 #[doc(hidden)]
 pub trait Shaped<S: ?Sized> {
-    fn split(&mut self) -> (&mut S, [usize; 2]);
+    fn split(&mut self) -> (&mut S, [usize; 3]);
 }
 
 impl<S: ?Sized> Shaped<S> for Slice2d<'_, S> {
-    fn split(&mut self) -> (&mut S, [usize; 2]) {
-        (self.data, [self.cols, 0])
+    fn split(&mut self) -> (&mut S, [usize; 3]) {
+        (self.data, [self.cols, 0, 0])
     }
 }
 
 impl<S: ?Sized> Shaped<S> for Pairs<'_, S> {
-    fn split(&mut self) -> (&mut S, [usize; 2]) {
-        (self.data, [self.distance, 0])
+    fn split(&mut self) -> (&mut S, [usize; 3]) {
+        (self.data, [self.distance, 0, 0])
     }
 }
 
 impl<S: ?Sized> Shaped<S> for Slice3d<'_, S> {
-    fn split(&mut self) -> (&mut S, [usize; 2]) {
-        (self.data, [self.cols, self.rows])
+    fn split(&mut self) -> (&mut S, [usize; 3]) {
+        (self.data, [self.cols, self.rows, 0])
     }
 }
 
 /// Refuses a shaped output whose columns or rows do not fit in `u32`: the device types keep
 /// them as `u32`, which lets the row-major index math go without overflow checks.
-pub fn check_shape(kernel: &'static str, arg: &'static str, shape: [usize; 2]) -> Result<(), Error> {
+pub fn check_shape(kernel: &'static str, arg: &'static str, shape: [usize; 3]) -> Result<(), Error> {
     match shape.iter().find(|&&w| w > u32::MAX as usize) {
         Some(w) => Err(Error::InvalidLaunch {
             kernel,
@@ -238,8 +238,15 @@ pub fn check_shape(kernel: &'static str, arg: &'static str, shape: [usize; 2]) -
 }
 
 /// The shape words of a row-major output: its columns and its whole rows (`len / cols`).
-pub fn with_rows(shape: [usize; 2], len: usize) -> [usize; 2] {
-    [shape[0], len.checked_div(shape[0]).unwrap_or(0)]
+pub fn with_rows(shape: [usize; 3], len: usize) -> [usize; 3] {
+    [shape[0], len.checked_div(shape[0]).unwrap_or(0), 0]
+}
+
+/// The shape words of a row-major 3-D output: its columns, rows per plane and whole planes
+/// (`len / (cols * rows)`; both fit `u32` after `check_shape`, so their product fits `usize`).
+pub fn with_planes(shape: [usize; 3], len: usize) -> [usize; 3] {
+    let plane = shape[0].checked_mul(shape[1]).unwrap_or(0);
+    [shape[0], shape[1], len.checked_div(plane).unwrap_or(0)]
 }
 
 /// Refuses a `Matrix` input whose shape does not fit its buffer (`rows * cols > len`) or `u32`.
@@ -402,5 +409,20 @@ mod tests {
         assert!(check_inputs_apart("k", &[plain, ("y", 0x1000, 400, false)]).is_ok());
         assert!(check_inputs_apart("k", &[inside, ("c2", 0x1100, 4, true)]).is_ok());
         assert!(check_inputs_apart("k", &[plain, ("c", 0x1100, 0, true)]).is_ok());
+    }
+
+    /// Whole rows and whole planes, zero for an empty width, and no overflow at the largest
+    /// widths `check_shape` lets through.
+    #[test]
+    fn shape_words_count_whole_rows_and_planes() {
+        assert_eq!(with_rows([7, 0, 0], 50), [7, 7, 0]);
+        assert_eq!(with_rows([0, 0, 0], 50), [0, 0, 0]);
+        assert_eq!(with_planes([7, 3, 0], 7 * 3 * 4 + 20), [7, 3, 4]);
+        assert_eq!(with_planes([7, 3, 0], 20), [7, 3, 0]);
+        assert_eq!(with_planes([7, 0, 0], 50), [7, 0, 0]);
+        let max = u32::MAX as usize;
+        assert_eq!(with_planes([max, max, 0], usize::MAX), [max, max, usize::MAX / (max * max)]);
+        assert!(check_shape("k", "out", [max, max, 0]).is_ok());
+        assert!(check_shape("k", "out", [max + 1, 1, 0]).is_err());
     }
 }

@@ -63,8 +63,8 @@ impl Backend {
 #[doc(hidden)]
 pub mod __private {
     pub use super::args::{
-        check_counter, check_inputs_apart, check_matrix, check_shape, input_arg, output_arg, with_rows, DeviceInput,
-        DeviceOutput, Shaped,
+        check_counter, check_inputs_apart, check_matrix, check_shape, input_arg, output_arg, with_planes, with_rows,
+        DeviceInput, DeviceOutput, Shaped,
     };
     pub use super::cpu::{cpu_launch, cpu_matrix, CpuKernel, SendPtr};
     pub use super::gpu::{launch_error, Kernel, EMPTY_INPUT_PAD, ONE_D_SUFFIX, UNCHECKED_SUFFIX};

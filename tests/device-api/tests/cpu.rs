@@ -33,6 +33,25 @@ fn indices_3d() {
     assert_eq!(out, check::indices_3d(w, h, d));
 }
 
+/// A 3-D output owns whole planes only (`len / (cols * rows)`, as the 2-D one owns whole rows):
+/// the threads of a plane the buffer holds only part of own nothing, so the partial plane is
+/// left alone (and no index needs an overflow or length check).
+#[test]
+fn indices_3d_owns_whole_planes() {
+    let (w, h, d) = (13u32, 7u32, 3u32);
+    let whole = (w * h * d) as usize;
+    let mut out = vec![u32::MAX; whole + (w * h / 2) as usize];
+    kernels::cpu_indices_3d((4u32, 2u32, 4u32), (4u32, 4u32, 1u32), Slice3d::new(&mut out, w as usize, h as usize))
+        .unwrap();
+    assert_eq!(out[..whole], check::indices_3d(w, h, d)[..]);
+    assert!(out[whole..].iter().all(|&v| v == u32::MAX), "{:?}", &out[whole..]);
+    // Fewer elements than one plane: no thread owns any.
+    let mut out = vec![u32::MAX; (w * h - 1) as usize];
+    kernels::cpu_indices_3d((4u32, 2u32, 1u32), (4u32, 4u32, 1u32), Slice3d::new(&mut out, w as usize, h as usize))
+        .unwrap();
+    assert!(out.iter().all(|&v| v == u32::MAX));
+}
+
 /// A 2-D output launched with a 3-D geometry: threads differing only in z would share
 /// `(x, y)`, so none of them owns an element (nothing is written twice, nothing at all).
 #[test]

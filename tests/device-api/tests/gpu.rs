@@ -39,6 +39,14 @@ fn indices_2d() {
     let grid = (w.div_ceil(4), h.div_ceil(4), d.div_ceil(2));
     run!(g, kernels::launch_indices_3d(s, grid, (4u32, 4u32, 2u32), Slice3d::new(&mut out, w as usize, h as usize)));
     assert_eq!(s.clone_dtoh(&out).unwrap(), check::indices_3d(w, h, d));
+    // Whole planes only: the threads past the third plane own nothing of the half plane after it.
+    let (d, whole) = (3u32, (w * h * 3) as usize);
+    let mut out = s.clone_htod(&vec![u32::MAX; whole + (w * h / 2) as usize]).unwrap();
+    let grid = (w.div_ceil(4), h.div_ceil(4), 4u32);
+    run!(g, kernels::launch_indices_3d(s, grid, (4u32, 4u32, 1u32), Slice3d::new(&mut out, w as usize, h as usize)));
+    let got = s.clone_dtoh(&out).unwrap();
+    assert_eq!(got[..whole], check::indices_3d(w, h, d)[..]);
+    assert!(got[whole..].iter().all(|&v| v == u32::MAX), "{:?}", &got[whole..]);
 }
 
 #[test]
