@@ -16,7 +16,7 @@
 use super::guarded_loads::{blocks, Block};
 use super::versioned_checks::call_args;
 use super::{split_top, Line};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The launch-wide test the narrowed indices need: every bound it was given is below this.
 pub const LIMIT: &str = "4294967296";
@@ -32,10 +32,18 @@ pub(super) struct Edits {
 }
 
 /// Narrows the index of every `getelementptr T, ptr %p, i64 %idx` whose value `fits` (the
-/// callback adds the value's bound at that line to the test and says whether it has one).
-pub(super) fn narrow(body: &[Line], defs: &HashMap<String, usize>, fits: &mut dyn FnMut(&str, usize) -> bool) -> Edits {
+/// callback adds the value's bound at that line to the test and says whether it has one), and
+/// every compare of two values that fit (see [`Narrow::compares`]). The lines in `dropped` are
+/// the copy's fixed branches: a compare only they use is dead and stays as it is.
+pub(super) fn narrow(
+    body: &[Line],
+    defs: &HashMap<String, usize>,
+    dropped: &HashSet<usize>,
+    fits: &mut dyn FnMut(&str, usize) -> bool,
+) -> Edits {
     let blocks = blocks(body);
     let mut n = Narrow { body, defs, fits, memo: HashMap::new(), edits: Edits::default(), next: 0 };
+    n.compares(dropped);
     for (i, line) in body.iter().enumerate() {
         let Some((lhs, rhs)) = line.text.split_once(" = ") else { continue };
         let Some(rest) = rhs.trim().strip_prefix("getelementptr ") else { continue };
@@ -205,6 +213,41 @@ impl Narrow<'_, '_> {
         Some(name)
     }
 
+    /// `icmp PRED i64 a, b` of operands that fit (values whose bound the test holds below
+    /// 2^32, or constants below it) as the same compare of their low halves, unsigned: both are
+    /// non-negative, so a signed predicate orders them alike. ptxas compares 64-bit values in
+    /// two instructions (`ISETP` and `ISETP.EX`), nvcc's `int` twins in one. Compares with a
+    /// slice length stay wide: `guarded_loads.rs` and `speculated_blocks.rs` read them after
+    /// `opt` as the checks of `get(i)`.
+    fn compares(&mut self, dropped: &HashSet<usize>) {
+        let body = self.body;
+        for (i, line) in body.iter().enumerate() {
+            let Some((lhs, rhs)) = line.text.split_once(" = ") else { continue };
+            let Some(rest) = rhs.trim().strip_prefix("icmp ") else { continue };
+            let rest = rest.strip_prefix("samesign ").unwrap_or(rest);
+            let Some((pred, rest)) = rest.split_once(' ') else { continue };
+            let Some(pred) = unsigned(pred) else { continue };
+            let Some((a, b)) = rest.strip_prefix("i64 ").and_then(|r| r.split_once(", ")) else { continue };
+            let (a, b) = (a.trim(), b.trim());
+            let name = lhs.trim();
+            let used = body
+                .iter()
+                .enumerate()
+                .any(|(j, l)| j != i && !dropped.contains(&j) && super::uses_value(&l.text, name));
+            if !used || (constant(a) && constant(b)) || !self.operand_fits(a, i) || !self.operand_fits(b, i) {
+                continue;
+            }
+            let (a, b) = (self.value(a, true, DEPTH), self.value(b, true, DEPTH));
+            self.edits.rewrite.insert(i, format!("  {name} = icmp {pred} i32 {a}, {b}"));
+        }
+    }
+
+    /// Whether a compare's operand at line `i` is a constant below 2^32 or a value that fits
+    /// (not a slice length).
+    fn operand_fits(&mut self, v: &str, i: usize) -> bool {
+        constant(v) || (v.starts_with('%') && !v.ends_with("_len") && (self.fits)(v, i))
+    }
+
     /// `umin`, `umax` and `usub.sat` of operands that fit, as compares and selects.
     fn intrinsic(&mut self, rhs: &str, d: usize, depth: usize) -> Option<String> {
         let kind = ["umin", "umax", "usub.sat"].into_iter().find(|k| rhs.contains(&format!("@llvm.{k}.i64(")))?;
@@ -247,6 +290,24 @@ fn feeds_phi(body: &[Line], blocks: &[Block], i: usize) -> bool {
     blocks.iter().filter(|m| m.label == next.trim()).flat_map(|m| &m.insts).any(|&l| {
         let text = &body[l].text;
         is_phi(text) && text.contains(&from)
+    })
+}
+
+/// An integer constant in `0..2^32`.
+fn constant(v: &str) -> bool {
+    v.parse::<i64>().is_ok_and(|c| (0..1 << 32).contains(&c))
+}
+
+/// The unsigned predicate that orders two non-negative values as `pred` does.
+fn unsigned(pred: &str) -> Option<&'static str> {
+    Some(match pred {
+        "eq" => "eq",
+        "ne" => "ne",
+        "ult" | "slt" => "ult",
+        "ule" | "sle" => "ule",
+        "ugt" | "sgt" => "ugt",
+        "uge" | "sge" => "uge",
+        _ => return None,
     })
 }
 
@@ -341,20 +402,50 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
         // with `i < 2^32` make the difference `sub nuw` (offsets LLVM folds into the address);
         // the read takes the zero extension.
         for want in [
-            "%oxide.n1 = trunc i64 %cols to i32",
-            "%oxide.n2 = mul i32 %ty, %oxide.n1",
-            "%oxide.n3 = add nuw i32 %oxide.n2, %x32",
-            "%oxide.n4 = sub nuw i32 %oxide.n3, 1",
-            "%oxide.n5 = zext i32 %oxide.n4 to i64",
-            "%p = getelementptr inbounds float, ptr %__oxide_in_input, i64 %oxide.n5",
+            "%oxide.n2 = trunc i64 %cols to i32",
+            "%oxide.n3 = mul i32 %ty, %oxide.n2",
+            "%oxide.n4 = add nuw i32 %oxide.n3, %x32",
+            "%oxide.n5 = sub nuw i32 %oxide.n4, 1",
+            "%oxide.n6 = zext i32 %oxide.n5 to i64",
+            "%p = getelementptr inbounds float, ptr %__oxide_in_input, i64 %oxide.n6",
         ] {
             assert!(copy.contains(want), "{want}\n{copy}");
         }
         // The test bounds both the read's index and `i` below 2^32.
         let test = copy.lines().find(|l| l.contains(TEST_MARK)).unwrap();
-        let want = "&lt(umax(usub.sat:1(__oxide_in_input_len),uadd.sat(mul.sat(umin(ntid.y-1,usub.sat:1(rows)),cols),";
+        let want = ",usub.sat:1(__oxide_in_input_len),uadd.sat(mul.sat(umin(ntid.y-1,usub.sat:1(rows)),cols),";
         assert!(test.contains(want), "{test}");
         assert!(test.ends_with("),4294967296)\", \"\"()"), "{test}");
+    }
+
+    #[test]
+    fn compares_of_values_that_fit_take_their_low_halves() {
+        let made = copy(KERNEL, "narrow_indices_compares");
+        // `x < cols`, `y < rows` (zero extensions: the narrow values themselves), `x >= 1`.
+        for want in [
+            "%oxide.n1 = trunc i64 %cols to i32",
+            "%in_x = icmp ult i32 %x32, %oxide.n1",
+            "%in_y = icmp ult i32 %ty, %rows",
+            "%pos = icmp uge i32 %x32, 1",
+        ] {
+            assert!(made.contains(want), "{want}\n{made}");
+        }
+        // The dropped check is dead (its branch is fixed) and a compare with a length is the
+        // check of a `get`, which later passes read: both stay wide.
+        assert!(made.contains("%ok = icmp ult i64 %left, %__oxide_in_input_len"), "{made}");
+        assert!(made.contains("%has = icmp ult i64 %x, %__oxide_in_ix_len"), "{made}");
+        // `cols` and `rows` joined the values the test holds below 2^32.
+        let test = made.lines().find(|l| l.contains(TEST_MARK)).unwrap();
+        assert!(test.contains("&lt(umax(uadd.sat(mul.sat(nctaid.x-1,ntid.x),ntid.x-1),cols,ntid.y-1,rows,"), "{test}");
+        // A signed compare of values that fit orders them as the unsigned one; a constant past
+        // 2^32 keeps the compare wide.
+        let also = |cmp: &str| {
+            let extra =
+                format!("%extra = {cmp}\n  %in_more = and i1 %in_xy, %extra\n  %inside = and i1 %in_more, %pos");
+            copy(&KERNEL.replace("%inside = and i1 %in_xy, %pos", &extra), "narrow_indices_compare_variants")
+        };
+        assert!(also("icmp sgt i64 %x, 7").contains("%extra = icmp ugt i32 %x32, 7"));
+        assert!(also("icmp ult i64 %x, 4294967296").contains("%extra = icmp ult i64 %x, 4294967296"));
     }
 
     #[test]

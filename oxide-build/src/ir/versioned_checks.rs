@@ -109,7 +109,8 @@ fn unchecked_copy(define: &str, body: &[Line]) -> Option<(String, Vec<String>)> 
     let block_of: HashMap<usize, usize> =
         blocks.iter().enumerate().flat_map(|(b, block)| block.insts.iter().map(move |&i| (i, b))).collect();
     let mut wide: Option<Bound> = None;
-    let edits = narrow_indices::narrow(body, &defs, &mut |v, line| {
+    let dropped: HashSet<usize> = fixed.keys().copied().collect();
+    let edits = narrow_indices::narrow(body, &defs, &dropped, &mut |v, line| {
         let Some(&b) = block_of.get(&line).filter(|b| !doomed.contains(b)) else { return false };
         let facts = facts(body, &defs, &blocks, &doms, &index, b);
         bounds.forget();
