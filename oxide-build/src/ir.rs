@@ -31,6 +31,7 @@ mod late_combines;
 mod launch_bounds;
 mod libdevice;
 mod meta_records;
+mod narrow_compares;
 mod narrow_indices;
 mod noalias_inputs;
 mod offset_checks;
@@ -272,9 +273,10 @@ fn contractable(ir: &str) -> String {
 /// those checks (`ir/checked_chains.rs`, bounded by the inputs' sizes in `meta`), and a peeled
 /// reduction's first combine moves behind its branch (`ir/late_combines.rs`), the bounds
 /// checks of a branching region are tested once at its start (`ir/early_checks.rs`), 16-bit
-/// arithmetic is computed in 32 bits (`ir/wide_halves.rs`), and guarded reads at constant
-/// distances from one index share its address (`ir/shared_bases.rs`). Returns the text
-/// and how many sites changed.
+/// arithmetic is computed in 32 bits (`ir/wide_halves.rs`), guarded reads at constant
+/// distances from one index share its address (`ir/shared_bases.rs`), and compares of 64-bit
+/// values with zero high halves are made on the low ones (`ir/narrow_compares.rs`). Returns
+/// the text and how many sites changed.
 pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir, meta);
     let mut lines: Vec<Line> =
@@ -288,7 +290,8 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let regions = early_checks::hoist(&mut lines);
     let halves = wide_halves::widen(&mut lines);
     let bases = shared_bases::share(&mut lines);
-    if folded + merged + loads + chains + checked + combines + regions + halves + bases == 0 {
+    let compares = narrow_compares::narrow(&mut lines);
+    if folded + merged + loads + chains + checked + combines + regions + halves + bases + compares == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -296,7 +299,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + folded + merged + loads + chains + checked + combines + regions + halves + bases)
+    (out, blocks + folded + merged + loads + chains + checked + combines + regions + halves + bases + compares)
 }
 
 /// One input line; `no` survives removals so errors point at the input.
