@@ -437,6 +437,10 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
         // `cols` and `rows` joined the values the test holds below 2^32.
         let test = made.lines().find(|l| l.contains(TEST_MARK)).unwrap();
         assert!(test.contains("&lt(umax(uadd.sat(mul.sat(nctaid.x-1,ntid.x),ntid.x-1),cols,ntid.y-1,rows,"), "{test}");
+        // Each value's own bound, whole: an operand-wise merge of `x`'s bound with the index's
+        // (both `uadd.sat(mul.sat(..), ..)`) would multiply the larger factors of each.
+        let index = "uadd.sat(mul.sat(umin(ntid.y-1,usub.sat:1(rows)),cols),umin(uadd.sat(mul.sat(nctaid.x-1,ntid.x),ntid.x-1),usub.sat:1(cols)))";
+        assert!(test.contains(&format!(",{index},")) || test.contains(&format!(",{index})")), "{test}");
         // A signed compare of values that fit orders them as the unsigned one; a constant past
         // 2^32 keeps the compare wide.
         let also = |cmp: &str| {
@@ -446,6 +450,64 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
         };
         assert!(also("icmp sgt i64 %x, 7").contains("%extra = icmp ugt i32 %x32, 7"));
         assert!(also("icmp ult i64 %x, 4294967296").contains("%extra = icmp ult i64 %x, 4294967296"));
+    }
+
+    /// Two reads, `a[x]` and `b[4 * x + 3]`, and compares of `4 * x + 3` and `x`: bounds
+    /// of one shape (`uadd.sat(mul.sat(..), ..)`).
+    const TWO_READS: &str = "\
+define ptx_kernel void @k(ptr noalias readonly %__oxide_in_a, i64 %__oxide_in_a_len, ptr noalias readonly %__oxide_in_b, i64 %__oxide_in_b_len, ptr %out) {
+start:
+  %bx = tail call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %nx = tail call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %tx = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %bx64 = zext i32 %bx to i64
+  %nx64 = zext i32 %nx to i64
+  %tx64 = zext i32 %tx to i64
+  %m = mul nuw nsw i64 %bx64, %nx64
+  %x = add nuw nsw i64 %m, %tx64
+  %y4 = mul nuw nsw i64 %x, 4
+  %y = add nuw nsw i64 %y4, 3
+  %c2 = icmp ult i64 %y, 1000
+  %c1 = icmp ult i64 %x, 77
+  %c = and i1 %c1, %c2
+  %ok = icmp ult i64 %x, %__oxide_in_a_len
+  br i1 %ok, label %one, label %panic
+
+one:                                              ; preds = %start
+  %p = getelementptr inbounds float, ptr %__oxide_in_a, i64 %x
+  %v = load float, ptr %p, align 4
+  %x4 = mul nuw nsw i64 %x, 4
+  %j = add nuw nsw i64 %x4, 3
+  %ok2 = icmp ult i64 %j, %__oxide_in_b_len
+  br i1 %ok2, label %two, label %panic
+
+two:                                              ; preds = %one
+  %q = getelementptr inbounds float, ptr %__oxide_in_b, i64 %j
+  %w = load float, ptr %q, align 4
+  %s = fadd float %v, %w
+  %r = select i1 %c, float %s, float 0.0
+  store float %r, ptr %out, align 4
+  ret void
+
+panic:                                            ; preds = %one, %start
+  call void asm sideeffect \"trap;\", \"\"()
+  unreachable
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+";
+
+    #[test]
+    fn the_test_holds_each_narrowed_value_below_2_32_by_its_own_bound() {
+        let made = copy(TWO_READS, "narrow_indices_two_reads");
+        let test = made.lines().find(|l| l.contains(TEST_MARK)).unwrap();
+        // The exact maximum of the two bounds: merged operand by operand, the term would
+        // multiply x's largest factor by 4 * x's (2^45 for 2^26 threads: a test that fails).
+        let x = "uadd.sat(mul.sat(nctaid.x-1,ntid.x),ntid.x-1)";
+        let want = format!("&lt(umax(uadd.sat(mul.sat({x},4),3),{x},");
+        assert!(test.contains(&want), "{want}\n{test}");
     }
 
     #[test]

@@ -115,8 +115,11 @@ fn unchecked_copy(define: &str, body: &[Line]) -> Option<(String, Vec<String>)> 
         let facts = facts(body, &defs, &blocks, &doms, &index, b);
         bounds.forget();
         let Some(u) = bounds.brief(v, &facts) else { return false };
+        // An exact maximum, not `merge`'s operand-wise one: merging the bounds of unlike
+        // values (`x`, `4 * i + 3`) multiplies the largest factor of each, and the copy's
+        // test failed where every value fits (rgba16_levels: 2^45 - 1 >= 2^32).
         wide = Some(match wide.take() {
-            Some(w) => merge(w, u),
+            Some(w) => umax_of(w, u),
             None => u,
         });
         true
