@@ -274,7 +274,11 @@ fn facts(
     b: usize,
 ) -> Vec<Fact> {
     let mut out = Vec::new();
-    for &d in &doms[b] {
+    // In block order: `doms` is a hash set, and the test's text (its `umin` operands) should
+    // not change from one build of the same code to the next.
+    let mut dominators: Vec<usize> = doms[b].iter().copied().collect();
+    dominators.sort_unstable();
+    for d in dominators {
         if d == b {
             continue;
         }
