@@ -66,8 +66,9 @@ fn narrow_function(body: Vec<Line>, first: usize) -> (Vec<Line>, usize) {
     (out, n)
 }
 
-/// `%c = icmp [samesign] PRED i64 A, B` as its name, the unsigned predicate and the operands.
-fn compare(text: &str) -> Option<(&str, &'static str, &str, &str)> {
+/// `%c = icmp [samesign] PRED i64 A, B` as its name, the unsigned predicate and the operands
+/// (the unsigned order is the signed one for the non-negative operands both passes allow).
+pub(super) fn compare(text: &str) -> Option<(&str, &'static str, &str, &str)> {
     let (lhs, rhs) = text.split_once(" = ")?;
     let rest = rhs.trim().strip_prefix("icmp ")?;
     let rest = rest.strip_prefix("samesign ").unwrap_or(rest);
@@ -86,7 +87,7 @@ fn compare(text: &str) -> Option<(&str, &'static str, &str, &str)> {
 }
 
 /// An integer constant in `0..2^32`.
-fn constant(v: &str) -> bool {
+pub(super) fn constant(v: &str) -> bool {
     v.parse::<i64>().is_ok_and(|c| (0..1 << 32).contains(&c))
 }
 

@@ -14,6 +14,7 @@
 //! LLVM still folds `input[i + 1]` into an offset from `&input[i]`.
 
 use super::guarded_loads::{blocks, Block};
+use super::narrow_compares::{compare, constant};
 use super::versioned_checks::call_args;
 use super::{split_top, Line};
 use std::collections::{HashMap, HashSet};
@@ -222,14 +223,7 @@ impl Narrow<'_, '_> {
     fn compares(&mut self, dropped: &HashSet<usize>) {
         let body = self.body;
         for (i, line) in body.iter().enumerate() {
-            let Some((lhs, rhs)) = line.text.split_once(" = ") else { continue };
-            let Some(rest) = rhs.trim().strip_prefix("icmp ") else { continue };
-            let rest = rest.strip_prefix("samesign ").unwrap_or(rest);
-            let Some((pred, rest)) = rest.split_once(' ') else { continue };
-            let Some(pred) = unsigned(pred) else { continue };
-            let Some((a, b)) = rest.strip_prefix("i64 ").and_then(|r| r.split_once(", ")) else { continue };
-            let (a, b) = (a.trim(), b.trim());
-            let name = lhs.trim();
+            let Some((name, pred, a, b)) = compare(&line.text) else { continue };
             let used = body
                 .iter()
                 .enumerate()
@@ -290,24 +284,6 @@ fn feeds_phi(body: &[Line], blocks: &[Block], i: usize) -> bool {
     blocks.iter().filter(|m| m.label == next.trim()).flat_map(|m| &m.insts).any(|&l| {
         let text = &body[l].text;
         is_phi(text) && text.contains(&from)
-    })
-}
-
-/// An integer constant in `0..2^32`.
-fn constant(v: &str) -> bool {
-    v.parse::<i64>().is_ok_and(|c| (0..1 << 32).contains(&c))
-}
-
-/// The unsigned predicate that orders two non-negative values as `pred` does.
-fn unsigned(pred: &str) -> Option<&'static str> {
-    Some(match pred {
-        "eq" => "eq",
-        "ne" => "ne",
-        "ult" | "slt" => "ult",
-        "ule" | "sle" => "ule",
-        "ugt" | "sgt" => "ugt",
-        "uge" | "sge" => "uge",
-        _ => return None,
     })
 }
 
