@@ -20,6 +20,7 @@ mod contractable_ops;
 mod distance_exits;
 mod early_checks;
 mod early_loads;
+mod equal_arms;
 mod float_atomics;
 mod fn_attrs;
 mod grid_constants;
@@ -174,6 +175,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     saturating_casts::nvvm_casts(&mut lines);
     float_atomics::atomicrmw_fadd(&mut lines);
     let unroll_private_loops = private_array_loops::mark(&mut lines);
+    equal_arms::merge(&mut lines);
     distance_exits::counted_exits(&mut lines);
     barrier_loops::freeze_branches(&mut lines);
     let needs_libdevice = libdevice::needs_libdevice(&lines);
