@@ -21,6 +21,7 @@ mod distance_exits;
 mod early_checks;
 mod early_loads;
 mod equal_arms;
+mod extents_first;
 mod float_atomics;
 mod fn_attrs;
 mod grid_constants;
@@ -277,8 +278,9 @@ fn contractable(ir: &str) -> String {
 /// checks of a branching region are tested once at its start (`ir/early_checks.rs`), 16-bit
 /// arithmetic is computed in 32 bits (`ir/wide_halves.rs`), guarded reads at constant
 /// distances from one index share its address (`ir/shared_bases.rs`), and compares of 64-bit
-/// values with zero high halves are made on the low ones (`ir/narrow_compares.rs`). Returns
-/// the text and how many sites changed.
+/// values with zero high halves are made on the low ones (`ir/narrow_compares.rs`), and the
+/// launch's extents are read at each function's start (`ir/extents_first.rs`). Returns the
+/// text and how many sites changed.
 pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir, meta);
     let mut lines: Vec<Line> =
@@ -293,7 +295,9 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let halves = wide_halves::widen(&mut lines);
     let bases = shared_bases::share(&mut lines);
     let compares = narrow_compares::narrow(&mut lines);
-    if folded + merged + loads + chains + checked + combines + regions + halves + bases + compares == 0 {
+    let extents = extents_first::hoist(&mut lines);
+    let changed = folded + merged + loads + chains + checked + combines + regions + halves + bases + compares + extents;
+    if changed == 0 {
         return (text, blocks);
     }
     let mut out = String::with_capacity(text.len());
@@ -301,7 +305,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
         out.push_str(&line.text);
         out.push('\n');
     }
-    (out, blocks + folded + merged + loads + chains + checked + combines + regions + halves + bases + compares)
+    (out, blocks + changed)
 }
 
 /// One input line; `no` survives removals so errors point at the input.
