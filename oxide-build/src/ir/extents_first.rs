@@ -93,7 +93,7 @@ declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.z()
 
     #[test]
     fn extents_are_read_first_after_a_copys_test() {
-        let (out, n) = transformed(KERNEL, |lines| super::hoist(lines));
+        let (out, n) = transformed(KERNEL, super::hoist);
         assert_valid_ir("extents_first", &out);
         assert_eq!(n, 2, "{out}");
         let want = "start:\n  call void asm sideeffect \"// oxide.vc lt(x,y)\", \"\"()\n  \
@@ -103,7 +103,7 @@ declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.z()
         assert!(out.contains(want), "{out}");
         assert!(out.contains("more:\n  store i32 %g"), "{out}");
         // Run again, nothing moves.
-        let (again, n) = transformed(&out, |lines| super::hoist(lines));
+        let (again, n) = transformed(&out, super::hoist);
         assert_eq!((n, &again), (0, &out));
     }
 }
