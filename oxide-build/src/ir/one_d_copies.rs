@@ -88,7 +88,7 @@ fn required_block(define: &str) -> Vec<u64> {
 }
 
 /// `(register, axis)` of a read of `%tid`, `%ctaid`, `%ntid` or `%nctaid`.
-fn register(line: &str) -> Option<(&str, usize)> {
+pub(super) fn register(line: &str) -> Option<(&str, usize)> {
     let (_, rest) = line.split_once("@llvm.nvvm.read.ptx.sreg.")?;
     let (reg, rest) = rest.split_once('.')?;
     if !["tid", "ctaid", "ntid", "nctaid"].contains(&reg) {

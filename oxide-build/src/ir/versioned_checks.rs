@@ -31,6 +31,7 @@
 use super::guarded_epilogs::cond_branch;
 use super::guarded_loads::{blocks, Block};
 use super::narrow_indices;
+use super::one_d_copies;
 use super::{definitions, find_params_close, is_ident_byte, split_top, Line};
 use std::collections::{HashMap, HashSet};
 
@@ -127,6 +128,15 @@ fn unchecked_copy(define: &str, body: &[Line]) -> Option<(String, Vec<String>)> 
     if let Some(w) = wide {
         per_len.push((narrow_indices::LIMIT.to_string(), w));
     }
+    // A kernel that reads the z extents but no z position (a 2-D output's check that the
+    // launch is flat in z) reads them as 1 in the copy, whose test then requires it: two
+    // per-thread `LDC`s and compares less (ptxas compares them with the thread's own bounds).
+    let flat_z = reads_only_z_extents(body);
+    if flat_z {
+        for extent in ["nctaid.z", "ntid.z"] {
+            per_len.push(("1".to_string(), Bound::Extent(extent.to_string(), true)));
+        }
+    }
     let test: Vec<String> =
         per_len.iter().map(|(len, b)| format!("lt({},{})", text(b), len.trim_start_matches('%'))).collect();
     let copy_name = format!("{name}{SUFFIX}");
@@ -146,11 +156,23 @@ fn unchecked_copy(define: &str, body: &[Line]) -> Option<(String, Vec<String>)> 
                 text = format!("  br i1 {}, label {t}, label {f}", if on_true { "true" } else { "false" });
             }
         }
+        if flat_z && one_d_copies::register(&text).is_some_and(|(reg, axis)| reg.starts_with('n') && axis == 3) {
+            if let Some((lhs, _)) = text.split_once(" = ") {
+                text = format!("{lhs} = add i32 1, 0");
+            }
+        }
         out.push(text);
         out.extend(edits.after.get(&i).into_iter().flatten().cloned());
     }
     out.push("}".to_string());
     Some((copy_name, out))
+}
+
+/// Whether the body reads `%ntid.z` or `%nctaid.z` and neither `%tid.z` nor `%ctaid.z`.
+fn reads_only_z_extents(body: &[Line]) -> bool {
+    let z: Vec<&str> =
+        body.iter().filter_map(|l| one_d_copies::register(&l.text)).filter(|r| r.1 == 3).map(|r| r.0).collect();
+    !z.is_empty() && z.iter().all(|reg| reg.starts_with('n'))
 }
 
 /// A bound as the runtime reads it: a parameter's name, a number, `ntid.x` / `nctaid.x-1`
@@ -1025,6 +1047,40 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
         // It is the entry block's first instruction.
         let copy = &out[out.find("@k__oxide_vc(").unwrap()..];
         assert!(copy.lines().nth(2).is_some_and(|l| l.contains(TEST_MARK)), "{copy}");
+    }
+
+    #[test]
+    fn a_kernel_flat_in_z_reads_the_z_extents_as_1_in_its_copy() {
+        // A 2-D output's check that the launch is one deep: `nctaid.z == 1 && ntid.z == 1`.
+        let flat = KERNEL
+            .replace(
+                "  %inside = select i1 %in_x, i1 %in_y, i1 false\n",
+                "  %inside2 = select i1 %in_x, i1 %in_y, i1 false\n  \
+                 %gz = tail call i32 @llvm.nvvm.read.ptx.sreg.nctaid.z()\n  %bz = tail call i32 @llvm.nvvm.read.ptx.sreg.ntid.z()\n  \
+                 %g1 = icmp eq i32 %gz, 1\n  %b1 = icmp eq i32 %bz, 1\n  %one = and i1 %g1, %b1\n  \
+                 %inside = and i1 %inside2, %one\n",
+            )
+            .replace("declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()\n", "declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()\ndeclare i32 @llvm.nvvm.read.ptx.sreg.nctaid.z()\ndeclare i32 @llvm.nvvm.read.ptx.sreg.ntid.z()\n");
+        let (out, _) = copy_of(&flat);
+        assert_valid_ir("versioned_checks_flat_z", &out);
+        let (kernel, copy) = out.split_at(out.find("@k__oxide_vc(").unwrap());
+        assert!(copy.contains("  %gz = add i32 1, 0\n  %bz = add i32 1, 0\n"), "{copy}");
+        assert!(kernel.contains("%gz = tail call i32 @llvm.nvvm.read.ptx.sreg.nctaid.z()"), "{kernel}");
+        let test = copy.lines().find(|l| l.contains(TEST_MARK)).unwrap();
+        assert!(test.contains("&lt(nctaid.z-1,1)&lt(ntid.z-1,1)\""), "{test}");
+        // A kernel that also reads a z position (a 3-D one) keeps its reads and its test.
+        let deep = flat
+            .replace(
+                "%bz = tail call i32 @llvm.nvvm.read.ptx.sreg.ntid.z()",
+                "%bz = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.z()",
+            )
+            .replace("declare i32 @llvm.nvvm.read.ptx.sreg.ntid.z()", "declare i32 @llvm.nvvm.read.ptx.sreg.tid.z()");
+        let (out, _) = copy_of(&deep);
+        let copy = &out[out.find("@k__oxide_vc(").unwrap()..];
+        assert!(
+            copy.contains("%gz = tail call i32 @llvm.nvvm.read.ptx.sreg.nctaid.z()") && !copy.contains("z-1,1)"),
+            "{copy}"
+        );
     }
 
     #[test]

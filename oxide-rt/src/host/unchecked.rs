@@ -254,6 +254,16 @@ mod tests {
     }
 
     #[test]
+    fn a_copy_flat_in_z_runs_only_for_launches_one_deep() {
+        // oxide-build's terms for a copy that reads the z extents as 1.
+        let t = Test::parse("lt(n,k)&lt(nctaid.z-1,1)&lt(ntid.z-1,1)").unwrap();
+        let values = [("n", Some(3)), ("k", Some(4))];
+        assert!(t.passes(&cfg((8, 8, 1), (16, 16, 1)), &values));
+        assert!(!t.passes(&cfg((8, 8, 2), (16, 16, 1)), &values));
+        assert!(!t.passes(&cfg((8, 8, 1), (16, 8, 2)), &values));
+    }
+
+    #[test]
     fn conditional_bounds_take_their_side() {
         // `i - n` bounded by `i`'s bound 99 only where `n` (at most 10) is at most `i`'s lower
         // bound `lo`; and `y != 7` with `y <= 7` gives `y <= 6`.
