@@ -17,6 +17,13 @@
 //! through a 64-bit `umax` of addresses (xent_rows: ~30 SASS instructions per loop, run twice).
 //! Equal to the address test: `p = p0 + o + C` without wrapping (`inbounds nuw`), and
 //! `p <= end` (the original `sub nuw`) gives `p0 <= end`.
+//!
+//! Such a loop (a thread's share of a row, a few steps) is marked to unroll 8 times
+//! (`llvm.loop.unroll.count`): up to 8 steps then run as the unrolled remainder, whose guarded
+//! loads all go out together (`guarded_epilogs.rs`). LLVM's own count follows the body's size:
+//! xent_rows' `exp` pass got 2, so its 7 steps after the peeled first waited for memory four
+//! times (H200: xent_rows 1.27 -> 1.19 of nvcc's time, layernorm_rows and kmeans_assign
+//! unchanged; a count of 4 was worse, 1.34, its one unrolled step and remainder waiting twice).
 
 use super::{guarded_loads, uses_value, Line};
 
@@ -25,16 +32,18 @@ use super::{guarded_loads, uses_value, Line};
 /// whether any was rewritten (the optimiser should then unroll at run time).
 pub(super) fn counted_exits(lines: &mut Vec<Line>) -> bool {
     let mut rewrote = false;
+    let mut loops: Vec<String> = Vec::new();
     let mut start = 0;
     while let Some(offset) = lines[start..].iter().position(|l| l.text.starts_with("define ")) {
         let begin = start + offset;
         let end = lines[begin..].iter().position(|l| l.text == "}").map_or(lines.len(), |e| begin + e);
         let mut body: Vec<Line> = lines.splice(begin..end, []).collect();
-        rewrote |= rewrite_function(&mut body);
+        rewrote |= rewrite_function(&mut body, &mut loops);
         let len = body.len();
         lines.splice(begin..begin, body);
         start = begin + len;
     }
+    unroll_count(lines, &loops);
     if rewrote && !lines.iter().any(|l| l.text.starts_with("declare ") && l.text.contains("@llvm.usub.sat.i64(")) {
         let no = lines.last().map_or(0, |l| l.no);
         lines.push(Line { no, text: "declare i64 @llvm.usub.sat.i64(i64, i64)".to_string() });
@@ -42,7 +51,36 @@ pub(super) fn counted_exits(lines: &mut Vec<Line>) -> bool {
     rewrote
 }
 
-fn rewrite_function(body: &mut Vec<Line>) -> bool {
+/// Steps of a block-stride loop run per unrolled iteration (the module doc's last paragraph).
+const UNROLL: u32 = 8;
+
+/// Adds `llvm.loop.unroll.count` [`UNROLL`] to the loop metadata nodes `ids` (`!N` names of
+/// `distinct !{!N, ...}`), through one new node numbered past every other.
+fn unroll_count(lines: &mut Vec<Line>, ids: &[String]) {
+    if ids.is_empty() {
+        return;
+    }
+    let max = lines
+        .iter()
+        .filter_map(|l| l.text.strip_prefix('!')?.split_once(" = ")?.0.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    let count = format!("!{}", max + 1);
+    for l in lines.iter_mut() {
+        let Some((id, rest)) = l.text.split_once(" = distinct !{") else { continue };
+        if ids.iter().any(|i| i == id) {
+            if let Some(head) = rest.strip_suffix('}') {
+                l.text = format!("{id} = distinct !{{{head}, {count}}}");
+            }
+        }
+    }
+    let no = lines.last().map_or(0, |l| l.no);
+    lines.push(Line { no, text: format!("{count} = !{{!\"llvm.loop.unroll.count\", i32 {UNROLL}}}") });
+}
+
+/// Rewrites one function's exits; pushes the loop metadata of those tested on offsets onto
+/// `loops`.
+fn rewrite_function(body: &mut Vec<Line>, loops: &mut Vec<String>) -> bool {
     let mut rewrote = false;
     let mut i = 0;
     while i < body.len() {
@@ -65,7 +103,14 @@ fn rewrite_function(body: &mut Vec<Line>) -> bool {
         rewrote = true;
         match offset_walk(body, i, j, &end, &p) {
             // Lines go in above `i`; those after it no longer match `parse_sub`'s use test.
-            Some(walk) => offset_test(body, walk, i, j, Test { indent: &indent, d: &d, c: &c, k: &k }),
+            Some(walk) => {
+                let branch = format!("br i1 {c}, ");
+                let latch = body[j..].iter().find(|l| l.text.contains(&branch));
+                if let Some((_, id)) = latch.and_then(|l| l.text.split_once("!llvm.loop ")) {
+                    loops.push(id.trim().to_string());
+                }
+                offset_test(body, walk, i, j, Test { indent: &indent, d: &d, c: &c, k: &k })
+            }
             None => {
                 body[i].text = format!("{indent}{d} = call i64 @llvm.usub.sat.i64(i64 {end}, i64 {k})");
                 body[j].text = format!("{indent}{c} = icmp ult i64 {p}, {d}");
@@ -213,6 +258,18 @@ mod tests {
             %more = icmp ult i64 %left, %__oxide_de0_l\n";
         assert!(out.contains(test), "{out}");
         assert!(out.contains("declare i64 @llvm.usub.sat.i64(i64, i64)"), "{out}");
+    }
+
+    #[test]
+    fn a_walk_tested_on_its_offset_is_marked_to_unroll_8_times() {
+        let ir = STEP_BY.replace("label %done\n", "label %done, !llvm.loop !3\n")
+            + "!1 = !{}\n!2 = !{!\"llvm.loop.peeled.count\", i32 1}\n!3 = distinct !{!3, !2}\n";
+        let out = run(&ir).ir;
+        assert!(out.contains("!3 = distinct !{!3, !2, !4}\n"), "{out}");
+        assert!(out.contains("!4 = !{!\"llvm.loop.unroll.count\", i32 8}"), "{out}");
+        // An address test (a run-time step) keeps its metadata as it was.
+        let out = run(&ir.replace("ptr %p, i64 1024", "ptr %p, i64 %n")).ir;
+        assert!(out.contains("!3 = distinct !{!3, !2}\n") && !out.contains("unroll.count"), "{out}");
     }
 
     #[test]
