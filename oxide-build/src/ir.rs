@@ -279,8 +279,8 @@ fn contractable(ir: &str) -> String {
 /// arithmetic is computed in 32 bits (`ir/wide_halves.rs`), guarded reads at constant
 /// distances from one index share its address (`ir/shared_bases.rs`), and compares of 64-bit
 /// values with zero high halves are made on the low ones (`ir/narrow_compares.rs`), and the
-/// launch's extents are read at each function's start (`ir/extents_first.rs`). Returns the
-/// text and how many sites changed.
+/// launch's extents are read before the block index in each block (`ir/extents_first.rs`).
+/// Returns the text and how many sites changed.
 pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir, meta);
     let mut lines: Vec<Line> =

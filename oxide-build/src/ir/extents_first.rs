@@ -1,4 +1,4 @@
-//! The launch's extents (`%ntid`, `%nctaid`) read at the start of each function.
+//! The launch's extents (`%ntid`, `%nctaid`) read before the block index in each block.
 //!
 //! ptxas puts one operand of `ctaid * ntid + tid` in a uniform register and the other in a
 //! thread register, and which one depends on the order of the two reads in the PTX: with
