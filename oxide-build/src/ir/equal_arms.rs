@@ -14,7 +14,10 @@
 //! blocks, goes straight to `B2` when `B2`'s compare with `x` replaced by `C` is `B1`'s (or its
 //! negation, with the targets swapped) and every phi of the targets receives from `B2` what it
 //! receives from `B1` under the same replacement. `B2`'s compare loses `samesign`, which may
-//! hold only where `x != C`. `B1` is left without predecessors for `opt` to delete.
+//! hold only where `x != C`. `B1` is left without predecessors for `opt` to delete. No branch
+//! on poison is added: every value `B2`'s compare reads where `x == C` is a constant, an
+//! extension of `C` (`zext nneg` of a negative one is no match), or a value `B1`'s compare
+//! (equal to it) already branched on.
 
 use super::guarded_epilogs::cond_branch;
 use super::guarded_loads::{blocks, Block};
