@@ -201,7 +201,7 @@ pub mod __private {
     pub unsafe fn slice_from_raw<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
         // SAFETY: guaranteed by the caller, see above; `ptr` is non-null and aligned even when `len == 0`.
         unsafe {
-            crate::device::assume_slice_len::<T>(len);
+            crate::device::assume_buffer::<T>(ptr, len);
             core::slice::from_raw_parts(ptr, len)
         }
     }

@@ -52,9 +52,15 @@ pub(super) fn narrow(
         let parts = split_top(rest);
         let [ty, base, index] = parts.as_slice() else { continue };
         let Some(idx) = index.trim().strip_prefix("i64 %").map(|v| format!("%{v}")) else { continue };
-        // Kernel buffers only: shared memory addresses stay as LLVM makes them.
+        // Kernel buffers only: shared memory addresses stay as LLVM makes them. A base that is
+        // itself an address into a kernel buffer counts (rustc splits `out[row + x]` into
+        // `&out[row]` and `+ x`).
         let Some(root) = base.trim().strip_prefix("ptr ") else { continue };
-        if !root.starts_with('%') || defs.contains_key(root) || feeds_phi(body, &blocks, i) || !(n.fits)(&idx, i) {
+        if !root.starts_with('%')
+            || !in_kernel_buffer(body, defs, root)
+            || feeds_phi(body, &blocks, i)
+            || !(n.fits)(&idx, i)
+        {
             continue;
         }
         let narrow = n.value(&idx, true, DEPTH);
@@ -65,6 +71,23 @@ pub(super) fn narrow(
         n.edits.rewrite.insert(i, text);
     }
     n.edits
+}
+
+/// Whether `ptr` is a kernel parameter, or a `getelementptr` chain from one.
+fn in_kernel_buffer(body: &[Line], defs: &HashMap<String, usize>, ptr: &str) -> bool {
+    let mut at = ptr.to_string();
+    for _ in 0..DEPTH {
+        let Some(&d) = defs.get(&at) else { return true };
+        let Some((_, rhs)) = body[d].text.split_once(" = ") else { return false };
+        let Some(rest) = rhs.trim().strip_prefix("getelementptr ") else { return false };
+        let parts = split_top(rest.split_once(", !").map_or(rest, |(r, _)| r));
+        let Some(base) = parts.get(1).and_then(|b| b.trim().strip_prefix("ptr ")) else { return false };
+        if !base.starts_with('%') {
+            return false;
+        }
+        at = base.to_string();
+    }
+    false
 }
 
 /// Operations followed at most this deep from an index.
@@ -602,6 +625,27 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
         // read the code may skip, which later passes make unconditional by its wide index.
         let skipped = copy(&ARMS.replace("[ %e, %edge ]", "[ %v, %edge ]"), "narrow_indices_skipped");
         assert!(skipped.contains("%q = getelementptr inbounds float, ptr %__oxide_in_a, i64 %l\n"), "{skipped}");
+    }
+
+    #[test]
+    fn an_index_off_an_address_into_a_kernel_buffer_is_narrowed() {
+        // `&input[row..]` then `[x - 1]`, as rustc splits `input[row + x - 1]`: both indices
+        // take 32-bit arithmetic; the same index off a loaded address keeps its width.
+        let split = KERNEL.replace(
+            "  %p = getelementptr inbounds float, ptr %__oxide_in_input, i64 %left\n",
+            "  %rowp = getelementptr inbounds float, ptr %__oxide_in_input, i64 %row\n  %x1 = add nsw i64 %x, -1\n  %p = getelementptr inbounds float, ptr %rowp, i64 %x1\n",
+        );
+        let made = copy(&split, "narrow_indices_split");
+        for name in ["%rowp", "%p"] {
+            let read = made.lines().find(|l| l.trim_start().starts_with(&format!("{name} = getelementptr"))).unwrap();
+            assert!(read.contains("i64 %oxide.n"), "{name}: {read}\n{made}");
+        }
+        let loaded = split.replace(
+            "%rowp = getelementptr inbounds float, ptr %__oxide_in_input, i64 %row",
+            "%rowp = load ptr, ptr %out, align 8",
+        );
+        let made = copy(&loaded, "narrow_indices_loaded_base");
+        assert!(made.contains("%p = getelementptr inbounds float, ptr %rowp, i64 %x1\n"), "{made}");
     }
 
     #[test]

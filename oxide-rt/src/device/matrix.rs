@@ -44,7 +44,7 @@ impl<'a, T> Matrix<'a, T> {
         // SAFETY: the launchers never pass null (an empty buffer gets an aligned pad address), and `len` elements live there (the caller's contract).
         unsafe {
             core::hint::assert_unchecked(!ptr.is_null());
-            super::assume_slice_len::<T>(len);
+            super::assume_buffer::<T>(ptr, len);
         }
         Matrix { ptr, rows: rows as u32, cols: cols as u32, _borrow: PhantomData }
     }

@@ -43,7 +43,7 @@ pub(crate) mod panic_record;
 pub mod print;
 pub mod shared;
 pub(crate) mod slice;
-pub(crate) use slice::assume_slice_len;
+pub(crate) use slice::{assume_buffer, buffer_align};
 pub mod specialize;
 pub mod sync;
 pub mod tensor;

@@ -589,7 +589,12 @@ impl<'a, T> DisjointButterflies<'a, T> {
     #[inline(always)]
     pub fn indices(&self) -> Option<(usize, usize)> {
         let (t, h) = (super::thread::index().get(), self.half());
-        let i0 = (t.checked_div(h)?).checked_mul(2 * h)?.checked_add(t % h)?;
+        // `i0 >= t`, so a thread at or past the end owns nothing; below it, `i0 <= 2t` cannot
+        // wrap (`len <= isize::MAX`), and no overflow test is left but the last add's.
+        if h == 0 || t >= self.len {
+            return None;
+        }
+        let i0 = t.wrapping_add((t / h).wrapping_mul(h));
         let i1 = i0.checked_add(h).filter(|&i| i < self.len)?;
         Some((i0, i1))
     }
@@ -643,7 +648,7 @@ impl<T> OutputSlice for DisjointAppend<'_, T> {
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
         // SAFETY: non-null by contract 3 (`len` elements there by contract 1); the counter's address is non-null and 8-aligned by contract 5.
         let (ptr, count) = unsafe {
-            assume_slice_len::<T>(len);
+            assume_buffer::<T>(ptr, len);
             (NonNull::new_unchecked(ptr), NonNull::new_unchecked(shape[0] as *mut AtomicU64))
         };
         DisjointAppend { ptr, len, count, _borrow: PhantomData }
@@ -665,6 +670,46 @@ pub(crate) unsafe fn assume_slice_len<T>(len: usize) {
     }
 }
 
+/// The alignment of every kernel buffer of `T`s on the GPU: the largest power of two dividing
+/// `size_of::<T>()`, at most 16 (the widest load), never below `align_of::<T>()`. Device memory
+/// comes in allocations aligned to 256 bytes and a view starts a whole number of elements in,
+/// so a `[f32; 2]` buffer sits on 8 bytes and a `[f32; 4]` on 16, as CUDA's `float2`/`float4`
+/// do; the launchers check it (`Err` otherwise). Knowing it, LLVM reads an element with one
+/// vector load (`ld.global.v2.f32`) instead of one load per field.
+pub const fn buffer_align<T>() -> usize {
+    let size = core::mem::size_of::<T>();
+    let align = core::mem::align_of::<T>();
+    let low_bit = size & size.wrapping_neg();
+    if low_bit > align && align < 16 {
+        if low_bit < 16 {
+            low_bit
+        } else {
+            16
+        }
+    } else {
+        align
+    }
+}
+
+/// [`assume_slice_len`], and on the GPU that `ptr` is aligned to [`buffer_align`].
+///
+/// # Safety
+/// `ptr`/`len` are a kernel buffer as the launchers pass it (`OutputSlice::from_raw`'s contracts
+/// 1 and 3).
+#[inline(always)]
+pub(crate) unsafe fn assume_buffer<T>(ptr: *const T, len: usize) {
+    // SAFETY: `len` is a live slice's length (caller).
+    unsafe { assume_slice_len::<T>(len) };
+    // The CPU executor's buffers are plain host allocations, aligned to `align_of::<T>()` only.
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the launchers refuse a buffer off this alignment and substitute aligned addresses for empty ones (caller).
+    unsafe {
+        core::hint::assert_unchecked(ptr as usize % buffer_align::<T>() == 0)
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = ptr;
+}
+
 /// How generated code turns a kernel's output pointer and length back into its output type.
 #[doc(hidden)]
 pub trait OutputSlice {
@@ -680,7 +725,7 @@ pub trait OutputSlice {
     ///    launch, held by another thread, so the type's ownership rule (one element per
     ///    `ThreadIndex`, one chunk per `ThreadIndex`, interleaved per block) keeps their
     ///    elements apart.
-    /// 3. `ptr` is non-null and aligned, also when `len == 0` (the launchers substitute an
+    /// 3. `ptr` is non-null and aligned (on the GPU to [`buffer_align`]), also when `len == 0` (the launchers substitute an
     ///    aligned dangling address for empty slices).
     /// 4. `shape` is the same in every thread of the launch (a kernel argument the host built:
     ///    `[cols, len / cols, 0]` for [`DisjointSlice2d`], [`DisjointRows`] and [`DisjointTiles`]
@@ -727,7 +772,7 @@ macro_rules! output_type {
             unsafe fn from_raw(ptr: *mut T, len: usize, _shape: [usize; 3]) -> Self {
                 // SAFETY: non-null by contract 3; `len` elements live there by contract 1.
                 let ptr = unsafe {
-                    assume_slice_len::<T>(len);
+                    assume_buffer::<T>(ptr, len);
                     NonNull::new_unchecked(ptr)
                 };
                 // Shape words fit in u32: the launchers refuse larger ones (`check_shape`).
@@ -755,7 +800,7 @@ impl<T, const TH: usize, const TW: usize, const G: usize, const DOWN: bool> Outp
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
         // SAFETY: non-null by contract 3; `len` elements live there by contract 1.
         let ptr = unsafe {
-            assume_slice_len::<T>(len);
+            assume_buffer::<T>(ptr, len);
             NonNull::new_unchecked(ptr)
         };
         // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (`with_rows`).
@@ -769,7 +814,7 @@ impl<T> OutputSlice for DisjointSlice2d<'_, T> {
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
         // SAFETY: non-null by contract 3; `len` elements live there by contract 1.
         let ptr = unsafe {
-            assume_slice_len::<T>(len);
+            assume_buffer::<T>(ptr, len);
             NonNull::new_unchecked(ptr)
         };
         // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (`with_rows`).
@@ -785,7 +830,7 @@ impl<T> OutputSlice for DisjointSlice3d<'_, T> {
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
         // SAFETY: non-null by contract 3; `len` elements live there by contract 1.
         let ptr = unsafe {
-            assume_slice_len::<T>(len);
+            assume_buffer::<T>(ptr, len);
             NonNull::new_unchecked(ptr)
         };
         // `cols` and `rows` fit in u32 (`check_shape`); `planes` is `len / (cols * rows)` (`with_planes`).

@@ -874,7 +874,7 @@ impl<T, const BM: usize, const BN: usize, const WM: usize, const WN: usize> supe
     unsafe fn from_raw(ptr: *mut T, len: usize, shape: [usize; 3]) -> Self {
         // SAFETY: non-null by `OutputSlice::from_raw`'s contract 3; `len` elements live there by contract 1.
         let ptr = unsafe {
-            crate::device::assume_slice_len::<T>(len);
+            crate::device::assume_buffer::<T>(ptr, len);
             core::ptr::NonNull::new_unchecked(ptr)
         };
         // `cols` fits in u32 (`check_shape`); `rows` is `len / cols` (contract 4).

@@ -280,11 +280,14 @@ fn check_buffer<T>(
     stream: &CudaStream,
 ) -> Result<(), Error> {
     let bad = |reason: String| Err(Error::InvalidLaunch { kernel, reason });
-    let align = std::mem::align_of::<T>() as u64;
+    // The kernel reads `T`s this aligned with vector loads (`device::buffer_align`); every view
+    // of a device allocation that starts at a whole element is.
+    let align = crate::device::buffer_align::<T>() as u64;
     if len > 0 && ptr % align != 0 {
         return bad(format!(
-            "argument `{arg}` starts at {ptr:#x}, which is not aligned to its element's {align} bytes; \
-             pass a view that starts at a whole element of an allocation of this type"
+            "argument `{arg}` starts at {ptr:#x}, which is not aligned to {align} bytes, as kernels read {}-byte \
+             elements; pass a view that starts at a whole element of an allocation of this type",
+            std::mem::size_of::<T>()
         ));
     }
     let ctx = stream.context();
@@ -360,7 +363,7 @@ pub fn output_arg<'a, T>(
     let (ptr, guard) = buf.device_ptr_mut(stream);
     check_buffer::<T>(kernel, arg, ptr, len, owner, stream)?;
     super::graph::check_arg(kernel, arg, stream.cu_stream() as usize, ptr, len * std::mem::size_of::<T>())?;
-    let ptr = if len == 0 || ptr == 0 { std::mem::align_of::<T>() as u64 } else { ptr };
+    let ptr = if len == 0 || ptr == 0 { crate::device::buffer_align::<T>() as u64 } else { ptr };
     Ok((ptr, len, guard))
 }
 
@@ -409,6 +412,30 @@ mod tests {
         assert!(check_inputs_apart("k", &[plain, ("y", 0x1000, 400, false)]).is_ok());
         assert!(check_inputs_apart("k", &[inside, ("c2", 0x1100, 4, true)]).is_ok());
         assert!(check_inputs_apart("k", &[plain, ("c", 0x1100, 0, true)]).is_ok());
+    }
+
+    /// Buffers sit on the largest power of two dividing the element's size, up to 16 (what a
+    /// view at a whole element of a 256-byte aligned allocation has), never below the type's
+    /// own alignment.
+    #[test]
+    fn buffers_are_aligned_to_their_elements_widest_load() {
+        #[repr(C, align(64))]
+        struct Wide([f32; 4]);
+        use crate::device::buffer_align;
+        let got = [
+            buffer_align::<u8>(),
+            buffer_align::<[u8; 3]>(),
+            buffer_align::<[u8; 4]>(),
+            buffer_align::<[u16; 4]>(),
+            buffer_align::<[f32; 2]>(),
+            buffer_align::<[f32; 3]>(),
+            buffer_align::<[f32; 4]>(),
+            buffer_align::<[f32; 12]>(),
+            buffer_align::<[f64; 4]>(),
+            buffer_align::<Wide>(),
+            buffer_align::<()>(),
+        ];
+        assert_eq!(got, [1, 1, 4, 8, 8, 4, 16, 16, 16, 64, 1]);
     }
 
     /// Whole rows and whole planes, zero for an empty width, and no overflow at the largest

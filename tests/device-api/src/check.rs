@@ -225,6 +225,16 @@ pub fn normalize_rows(x: &[f32], cols: usize, block: usize) -> Vec<f32> {
         .collect()
 }
 
+/// `n` quads of distinct, exactly representable values.
+pub fn quads(n: usize) -> Vec<[f32; 4]> {
+    (0..n).map(|i| [i as f32, 0.5 * i as f32, 3.0 - i as f32, 0.25]).collect()
+}
+
+/// `quad_mix`'s output: `[x + y, z * w, x - y, i]`.
+pub fn quad_mix(quads: &[[f32; 4]]) -> Vec<[f32; 4]> {
+    quads.iter().enumerate().map(|(i, &[x, y, z, w])| [x + y, z * w, x - y, i as f32]).collect()
+}
+
 /// The unnormalised Walsh–Hadamard transform, by its definition `y[k] = Σ (-1)^popc(j & k) x[j]`.
 pub fn hadamard(x: &[i32]) -> Vec<i32> {
     (0..x.len())

@@ -81,6 +81,16 @@ pub fn hadamard_stage(mut data: DisjointButterflies<i32>) {
     }
 }
 
+/// `out[i] = [x + y, z * w, x - y, i]` of quad `i`: elements of 16 bytes, which the GPU reads and
+/// writes with one 16-byte access each (the launchers keep such buffers 16-byte aligned).
+#[kernel(dims = 1)]
+pub fn quad_mix(quads: &[[f32; 4]], mut out: DisjointSlice<[f32; 4]>) {
+    let i = thread::index();
+    if let (Some(&[x, y, z, w]), Some(o)) = (quads.get(i.get()), out.get_mut(i)) {
+        *o = [x + y, z * w, x - y, i.get() as f32];
+    }
+}
+
 /// `tile_owners`' tiling: 8 x 12 tiles, rows and columns dealt out in pairs.
 pub const TILE_H: usize = 8;
 pub const TILE_W: usize = 12;

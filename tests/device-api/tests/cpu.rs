@@ -466,6 +466,14 @@ fn xor_pairs_sort_and_butterflies_transform() {
 }
 
 #[test]
+fn quad_mix() {
+    let quads = check::quads(100);
+    let mut out = vec![[0.0f32; 4]; 100];
+    kernels::cpu_quad_mix(1u32, 128u32, &quads, &mut out).unwrap();
+    assert_eq!(out, check::quad_mix(&quads));
+}
+
+#[test]
 fn float_casts() {
     let (x, y) = check::cast_inputs();
     let mut out = vec![[0u64; 8]; x.len()];

@@ -243,6 +243,32 @@ fn misaligned_views_are_refused() {
     assert_eq!(s.clone_dtoh(&out).unwrap(), vec![3u32; 8]);
 }
 
+/// `[f32; 4]` buffers are read and written 16 bytes at a time, so a view must start 16-byte
+/// aligned: one a whole element into an allocation does; one 4 bytes in (aligned for `f32`,
+/// which only `unsafe` code can make) is refused before the launch.
+#[test]
+fn quads_move_whole_and_misaligned_quad_views_are_refused() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    let quads = check::quads(100);
+    let dq = s.clone_htod(&quads).unwrap();
+    let mut out = s.alloc_zeros::<[f32; 4]>(100).unwrap();
+    run!(g, kernels::launch_quad_mix(s, 1u32, 128u32, &dq, &mut out));
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::quad_mix(&quads));
+    let mut rest = s.alloc_zeros::<[f32; 4]>(99).unwrap();
+    run!(g, kernels::launch_quad_mix(s, 1u32, 128u32, &dq.slice(1..), &mut rest));
+    assert_eq!(s.clone_dtoh(&rest).unwrap(), check::quad_mix(&quads[1..]));
+
+    let flat = s.alloc_zeros::<f32>(404).unwrap();
+    let shifted = flat.slice(1..);
+    // SAFETY: 100 quads fit in the 403 floats; the point of the test is the misalignment.
+    let view = unsafe { shifted.transmute::<[f32; 4]>(100) }.unwrap();
+    let err = kernels::launch_quad_mix(s, 1u32, 128u32, &view, &mut out).unwrap_err();
+    assert!(err.to_string().contains("not aligned to 16 bytes"), "{err}");
+    // The launch before it still stands.
+    assert_eq!(s.clone_dtoh(&out).unwrap(), check::quad_mix(&quads));
+}
+
 /// More than 2^63 threads (CUDA allows 2^73) would wrap linear thread indices: refused before
 /// the driver sees the launch.
 #[test]

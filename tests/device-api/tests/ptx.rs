@@ -180,3 +180,12 @@ fn no_std_dependency_code_is_compiled_in() {
     let body = entry("collatz");
     assert!(body.contains("mul.lo.s64") || body.contains("mad.lo.s64"), "3n+1 from shared-logic is inlined:\n{body}");
 }
+
+#[test]
+fn sixteen_byte_elements_move_as_one_vector_access() {
+    // `[f32; 4]` buffers are 16-byte aligned (`device::buffer_align`): one `v4` load and store
+    // per element instead of four.
+    let body = entry("quad_mix");
+    assert!(body.contains("ld.global.nc.v4.f32") || body.contains("ld.global.nc.v4.b32"), "{body}");
+    assert!(body.contains("st.global.v4.f32") || body.contains("st.global.v4.b32"), "{body}");
+}
