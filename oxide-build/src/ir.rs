@@ -34,6 +34,7 @@ mod launch_bounds;
 mod libdevice;
 mod meta_records;
 mod narrow_compares;
+mod narrow_counters;
 mod narrow_indices;
 mod noalias_inputs;
 mod offset_checks;
@@ -279,7 +280,8 @@ fn contractable(ir: &str) -> String {
 /// arithmetic is computed in 32 bits (`ir/wide_halves.rs`), guarded reads at constant
 /// distances from one index share its address (`ir/shared_bases.rs`), and compares of 64-bit
 /// values with zero high halves are made on the low ones (`ir/narrow_compares.rs`), and the
-/// launch's extents are read before the block index in each block (`ir/extents_first.rs`).
+/// launch's extents are read before the block index in each block (`ir/extents_first.rs`), and
+/// loops counting to a constant below 2^31 count in 32 bits (`ir/narrow_counters.rs`).
 /// Returns the text and how many sites changed.
 pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir, meta);
@@ -296,7 +298,19 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let bases = shared_bases::share(&mut lines);
     let compares = narrow_compares::narrow(&mut lines);
     let extents = extents_first::hoist(&mut lines);
-    let changed = folded + merged + loads + chains + checked + combines + regions + halves + bases + compares + extents;
+    let counters = narrow_counters::narrow(&mut lines);
+    let changed = folded
+        + merged
+        + loads
+        + chains
+        + checked
+        + combines
+        + regions
+        + halves
+        + bases
+        + compares
+        + extents
+        + counters;
     if changed == 0 {
         return (text, blocks);
     }
