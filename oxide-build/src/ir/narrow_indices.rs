@@ -260,9 +260,12 @@ impl Narrow<'_, '_> {
     }
 
     /// Whether a compare's operand at line `i` is a constant below 2^32 or a value that fits
-    /// (not a slice length).
+    /// (not the length of an input; an output's length may be one: the check of
+    /// `out.get_mut(i)` guards a store, which no later pass reads, and the test holding the
+    /// length below 2^32 lets the index's 64-bit sum (`IMAD.WIDE`) go with its compare).
     fn operand_fits(&mut self, v: &str, i: usize) -> bool {
-        constant(v) || (v.starts_with('%') && !v.ends_with("_len") && (self.fits)(v, i))
+        let input_len = v.ends_with("_len") && !v.starts_with("%__oxide_out_");
+        constant(v) || (v.starts_with('%') && !input_len && (self.fits)(v, i))
     }
 
     /// `umin`, `umax` and `usub.sat` of operands that fit, as compares and selects.
@@ -490,6 +493,25 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
         };
         assert!(also("icmp sgt i64 %x, 7").contains("%extra = icmp ugt i32 %x32, 7"));
         assert!(also("icmp ult i64 %x, 4294967296").contains("%extra = icmp ult i64 %x, 4294967296"));
+    }
+
+    #[test]
+    fn an_index_compared_with_an_outputs_length_compares_low_halves() {
+        // `out.get_mut(x)`'s check: the test holds the output's length below 2^32 too, and the
+        // compare takes the low halves; an input's length stays a wide compare (see above).
+        let with_output = KERNEL
+            .replace("ptr %out) {", "ptr %out, i64 %__oxide_out_o_len) {")
+            .replace(
+                "%inside = and i1 %in_xy, %pos",
+                "%in_o = icmp ult i64 %x, %__oxide_out_o_len\n  %in_more = and i1 %in_xy, %in_o\n  %inside = and i1 %in_more, %pos",
+            );
+        let made = copy(&with_output, "narrow_indices_output_len");
+        let trunc = made.lines().find(|l| l.contains("= trunc i64 %__oxide_out_o_len to i32")).expect(&made);
+        let low = trunc.trim().split(' ').next().unwrap();
+        assert!(made.contains(&format!("%in_o = icmp ult i32 %x32, {low}\n")), "{made}");
+        let test = made.lines().find(|l| l.contains(TEST_MARK)).unwrap();
+        let bounds = &test[test.rfind("&lt(umax(").unwrap()..];
+        assert!(bounds.contains("__oxide_out_o_len") && bounds.ends_with(",4294967296)\", \"\"()"), "{test}");
     }
 
     /// Two reads, `a[x]` and `b[4 * x + 3]`, and compares of `4 * x + 3` and `x`: bounds
