@@ -46,12 +46,14 @@ impl crate::Traced for DeviceBuild {
 pub(crate) const RUNTIME_MULTI_EXIT: &str = "-unroll-runtime-multi-exit";
 
 /// How large rustc's unroller may make a partially unrolled loop (NVPTX's default is a quarter
-/// of the full-unroll threshold, 75). Doubled, a counted loop over a shared tile runs 4 copies
-/// per iteration where it ran 2, as nvcc's twin does (H200, nbody_tile 1.143 -> 1.078; nothing
-/// else in the benchmark table changed). Only rustc's pipeline: in oxide-build's `opt`, which
+/// of the full-unroll threshold, 75). At 300, a counted loop over a shared tile runs 8 copies
+/// per iteration, as nvcc's twin does (H200: nbody_tile 1.143 -> 1.078 at 150 with 4 copies;
+/// 1.100 -> 1.081 at 300, after 16-byte loads had changed ptxas's register allocation of the
+/// 4-copy loop; nothing else in the frozen suite changed, the examples within 0.005). Only
+/// rustc's pipeline: in oxide-build's `opt`, which
 /// unrolls the loops with bounds checks, the same budget unrolled a grid-stride loop of shared
 /// atomics 4 times and cost the histogram example 0.895 -> 0.983 (BENCHMARKS.md).
-pub(crate) const PARTIAL_UNROLL_BUDGET: &str = "-unroll-partial-threshold=150";
+pub(crate) const PARTIAL_UNROLL_BUDGET: &str = "-unroll-partial-threshold=300";
 
 pub(crate) fn run(tc: &Toolchain, env: &Env, krate: &DeviceCrate, opts: &Options<'_>) -> Result<DeviceBuild, Error> {
     let target_dir = &krate.target_dir;
