@@ -453,6 +453,11 @@ fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'$' | b'.' | b'_')
 }
 
+/// Whether `text` defines a phi.
+fn is_phi(text: &str) -> bool {
+    text.split_once(" = ").is_some_and(|(_, r)| r.trim_start().starts_with("phi "))
+}
+
 /// Whether `line` mentions the value `name` (`%x`), not merely a longer name starting with it.
 fn uses_value(line: &str, name: &str) -> bool {
     line.match_indices(name).any(|(at, _)| !line[at + name.len()..].bytes().next().is_some_and(is_ident_byte))

@@ -13,30 +13,28 @@
 //! values the loop body uses become zero extensions of the 32-bit ones (which llc folds into
 //! the addresses). Runs on `opt`'s output, before llc.
 
-use super::Line;
+use super::guarded_epilogs::cond_branch;
+use super::guarded_loads::blocks;
+use super::{definitions, is_phi, uses_value, Line};
 
 /// Narrows every such counter; returns how many.
 pub(super) fn narrow(lines: &mut Vec<Line>) -> usize {
     let mut narrowed = 0;
-    let mut start = 0;
-    while let Some(off) = lines[start..].iter().position(|l| l.text.starts_with("define ")) {
-        let define = start + off;
-        let end = (define..lines.len()).find(|&j| lines[j].text.starts_with('}')).unwrap_or(lines.len());
-        let mut i = define;
-        let mut end = end;
-        while i < end {
-            if let Some(counter) = counter_at(lines, i, define, end) {
-                end += rewrite(lines, &counter, narrowed);
-                narrowed += 1;
-            }
-            i += 1;
+    let mut at = 0;
+    while let Some(off) = lines[at..].iter().position(|l| l.text.starts_with("define ")) {
+        let first = at + off + 1;
+        let mut end = (first..lines.len()).find(|&j| lines[j].text.starts_with('}')).unwrap_or(lines.len());
+        // One counter at a time: each rewrite shifts the lines after it.
+        while let Some(counter) = find_counter(&lines[first..end]) {
+            end += rewrite(lines, first, &counter, narrowed);
+            narrowed += 1;
         }
-        start = end;
+        at = end;
     }
     narrowed
 }
 
-/// A counter found at its phi: names, lines and constants.
+/// A counter's lines (in its function's body) and constants.
 struct Counter {
     phi: usize,
     add: usize,
@@ -47,133 +45,85 @@ struct Counter {
     limit: i64,
 }
 
-/// The counter whose phi is line `i`, if it is one this pass narrows.
-fn counter_at(lines: &[Line], i: usize, define: usize, end: usize) -> Option<Counter> {
-    let (lhs, rhs) = lines[i].text.split_once(" = ")?;
-    let c = lhs.trim().to_string();
-    let incoming = rhs.trim().strip_prefix("phi i64 ")?;
-    let edges: Vec<(&str, &str)> = incoming
-        .split("], [")
-        .map(|e| e.trim_matches(|ch| ch == '[' || ch == ']' || ch == ' '))
-        .filter_map(|e| e.split_once(", "))
-        .collect();
-    let [(a, la), (b, lb)] = edges.as_slice() else { return None };
-    // One constant start, one value from the back edge.
-    let ((init, _), (next, latch)) = match (a.parse::<i64>(), b.parse::<i64>()) {
-        (Ok(v), Err(_)) => ((v, *la), (*b, *lb)),
-        (Err(_), Ok(v)) => ((v, *lb), (*a, *la)),
-        _ => return None,
-    };
-    let (next, latch) = (next.to_string(), latch.trim_start_matches('%').to_string());
-    let add = find_def(lines, define, end, &next)?;
-    let step = step_of(&lines[add].text, &c)?;
-    // The latch's terminator: `br i1 %cmp, label %x, label %y`, one of them the phi's block.
-    let header = block_of(lines, define, i)?;
-    let latch_start = (define..end).find(|&j| label_of(&lines[j].text) == Some(latch.as_str()))?;
-    let term = (latch_start + 1..end).find(|&j| lines[j].text.trim_start().starts_with("br "))?;
-    let (cond, on_true, on_false) = cond_br(&lines[term].text)?;
-    let cmp = find_def(lines, define, end, &cond)?;
-    let (pred, limit) = compare_of(&lines[cmp].text, &next)?;
-    // Back edge only while `next != limit`.
-    let back_while_ne = match pred {
-        "eq" => on_false == header && on_true != header,
-        "ne" => on_true == header && on_false != header,
-        _ => false,
-    };
-    let fits = init >= 0 && step > 0 && limit >= init && (limit - init) % step == 0 && limit < 1 << 31;
-    if !back_while_ne || !fits || uses(lines, define, end, &cond) != 1 {
-        return None;
-    }
-    Some(Counter { phi: i, add, cmp, c, next, step, limit })
+/// The first 64-bit counter in `body` that this pass narrows.
+fn find_counter(body: &[Line]) -> Option<Counter> {
+    let blocks = blocks(body);
+    let defs = definitions(body);
+    let block_of = |i: usize| blocks.iter().find(|b| b.insts.contains(&i)).map(|b| b.label.as_str());
+    body.iter().enumerate().find_map(|(i, line)| {
+        let (lhs, rhs) = line.text.split_once(" = ")?;
+        let edges: Vec<(&str, &str)> = rhs
+            .trim()
+            .strip_prefix("phi i64 ")?
+            .split("], [")
+            .map(|e| e.trim_matches(|ch| ch == '[' || ch == ']' || ch == ' '))
+            .filter_map(|e| e.split_once(", "))
+            .collect();
+        // One constant start, one value from the back edge.
+        let [(a, la), (b, lb)] = edges.as_slice() else { return None };
+        let (init, (next, latch)) = match (a.parse::<i64>(), b.parse::<i64>()) {
+            (Ok(v), Err(_)) => (v, (*b, *lb)),
+            (Err(_), Ok(v)) => (v, (*a, *la)),
+            _ => return None,
+        };
+        let c = lhs.trim();
+        let add = *defs.get(next)?;
+        let step = step_of(&body[add].text, c)?;
+        // The latch ends in `br i1 %cmp, ..`, one target the phi's block.
+        let term = *blocks.iter().find(|b| b.label == latch)?.insts.last()?;
+        let (cond, on_true, on_false) = cond_branch(&body[term].text)?;
+        let cmp = *defs.get(&cond)?;
+        let (pred, limit) = compare_of(&body[cmp].text, next)?;
+        let header = block_of(i)?;
+        // The back edge is taken only while `next != limit`.
+        let back_while_ne = match pred {
+            "eq" => on_false == header && on_true != header,
+            "ne" => on_true == header && on_false != header,
+            _ => false,
+        };
+        let fits = init >= 0 && step > 0 && limit >= init && (limit - init) % step == 0 && limit < 1 << 31;
+        let cond_uses = body.iter().filter(|l| uses_value(l.text.split_once(" = ").map_or(&l.text, |(_, r)| r), &cond));
+        if !back_while_ne || !fits || cond_uses.count() != 1 {
+            return None;
+        }
+        Some(Counter { phi: i, add, cmp, c: c.to_string(), next: next.to_string(), step, limit })
+    })
 }
-
-/// Rewrites the counter to `i32` (values `%oxide.c<id>`, `%oxide.c<id>.next`); returns how
-/// many lines were added.
-fn rewrite(lines: &mut Vec<Line>, k: &Counter, id: usize) -> usize {
+/// Rewrites the counter (lines counted from `first`) to `i32`, as `%oxide.c<id>` and
+/// `%oxide.c<id>.next`; returns how many lines were added.
+fn rewrite(lines: &mut Vec<Line>, first: usize, k: &Counter, id: usize) -> usize {
+    let (phi, add, cmp) = (first + k.phi, first + k.add, first + k.cmp);
     let (c32, next32) = (format!("%oxide.c{id}"), format!("%oxide.c{id}.next"));
-    let phi_text = lines[k.phi].text.clone();
-    let incoming = phi_text.split_once("phi i64 ").map_or("", |(_, r)| r);
+    let incoming = lines[phi].text.split_once("phi i64 ").map_or("", |(_, r)| r);
     let incoming = incoming.replacen(&format!("[ {}, ", k.next), &format!("[ {next32}, "), 1);
-    let indent = "  ";
-    lines[k.phi].text = format!("{indent}{c32} = phi i32 {incoming}");
-    lines[k.add].text = format!("{indent}{next32} = add nuw nsw i32 {c32}, {}", k.step);
-    let (lhs, _) = lines[k.cmp].text.split_once(" = ").map_or((String::new(), ()), |(l, _)| (l.to_string(), ()));
-    let pred = if lines[k.cmp].text.contains("icmp eq ") { "eq" } else { "ne" };
-    lines[k.cmp].text = format!("{lhs} = icmp {pred} i32 {next32}, {}", k.limit);
-    // The 64-bit values, for the body's other uses: `next` right after its add, `c` after the
+    lines[phi].text = format!("  {c32} = phi i32 {incoming}");
+    lines[add].text = format!("  {next32} = add nuw nsw i32 {c32}, {}", k.step);
+    let (name, pred) = lines[cmp].text.split_once(" = icmp ").map_or(("", ""), |(l, r)| (l, &r[..2]));
+    lines[cmp].text = format!("{name} = icmp {pred} i32 {next32}, {}", k.limit);
+    // The 64-bit values for the body's other uses: `next` right after its add, `c` after the
     // header's phis.
-    let no = lines[k.add].no;
-    lines.insert(k.add + 1, Line { no, text: format!("{indent}{} = zext nneg i32 {next32} to i64", k.next) });
-    let after_phis = (k.phi + 1..lines.len()).find(|&j| !is_phi(&lines[j].text)).unwrap_or(lines.len());
-    let no = lines[k.phi].no;
-    lines.insert(after_phis, Line { no, text: format!("{indent}{} = zext nneg i32 {c32} to i64", k.c) });
+    let no = lines[add].no;
+    lines.insert(add + 1, Line { no, text: format!("  {} = zext nneg i32 {next32} to i64", k.next) });
+    let after_phis = (phi + 1..lines.len()).find(|&j| !is_phi(&lines[j].text)).unwrap_or(lines.len());
+    let no = lines[phi].no;
+    lines.insert(after_phis, Line { no, text: format!("  {} = zext nneg i32 {c32} to i64", k.c) });
     2
-}
-
-/// `%name`'s defining line within `define..end`.
-fn find_def(lines: &[Line], define: usize, end: usize, name: &str) -> Option<usize> {
-    (define..end).find(|&j| lines[j].text.split_once(" = ").is_some_and(|(l, _)| l.trim() == name))
 }
 
 /// `K` of `add [nuw] [nsw] i64 %c, K`.
 fn step_of(text: &str, c: &str) -> Option<i64> {
-    let rhs = text.split_once(" = ")?.1.trim();
-    let rest = rhs.strip_prefix("add ")?;
-    let rest = rest.trim_start_matches("nuw ").trim_start_matches("nsw ").trim_start_matches("nuw ");
+    let rest = text.split_once(" = ")?.1.trim().strip_prefix("add ")?;
+    let rest = rest.trim_start_matches("nuw ").trim_start_matches("nsw ");
     let (a, b) = rest.strip_prefix("i64 ")?.split_once(", ")?;
     (a == c).then(|| b.trim().parse().ok())?
 }
 
 /// `(pred, N)` of `icmp eq|ne i64 %next, N`.
 fn compare_of<'a>(text: &'a str, next: &str) -> Option<(&'a str, i64)> {
-    let rhs = text.split_once(" = ")?.1.trim();
-    let rest = rhs.strip_prefix("icmp ")?;
+    let rest = text.split_once(" = ")?.1.trim().strip_prefix("icmp ")?;
     let (pred, rest) = rest.split_once(' ')?;
     let (a, b) = rest.strip_prefix("i64 ")?.split_once(", ")?;
     (a == next).then(|| b.trim().parse().ok().map(|n| (pred, n)))?
-}
-
-/// `(cond, true label, false label)` of `br i1 %cond, label %t, label %f`.
-fn cond_br(text: &str) -> Option<(String, String, String)> {
-    let rest = text.trim().strip_prefix("br i1 ")?;
-    let parts: Vec<&str> = rest.split(", ").collect();
-    let [cond, t, f, ..] = parts.as_slice() else { return None };
-    let label = |s: &str| s.trim().strip_prefix("label %").map(|l| l.split([' ', ',']).next().unwrap_or(l).to_string());
-    Some((cond.to_string(), label(t)?, label(f)?))
-}
-
-/// The label of the block holding line `i` (the entry block's when it has none written).
-fn block_of(lines: &[Line], define: usize, i: usize) -> Option<String> {
-    (define + 1..=i).rev().find_map(|j| label_of(&lines[j].text).map(str::to_string))
-}
-
-/// `name` of a line `name:` (a block label).
-fn label_of(text: &str) -> Option<&str> {
-    if text.starts_with(char::is_whitespace) {
-        return None;
-    }
-    let (label, _) = text.split_once(':')?;
-    (!label.is_empty() && !label.contains(' ') && !label.starts_with([';', '!', '@', '#'])).then_some(label)
-}
-
-/// How many times `%name` is used within `define..end`.
-fn uses(lines: &[Line], define: usize, end: usize, name: &str) -> usize {
-    lines[define..end]
-        .iter()
-        .map(|l| {
-            let rhs = l.text.split_once(" = ").map_or(l.text.as_str(), |(_, r)| r);
-            rhs.match_indices(name)
-                .filter(|(at, _)| {
-                    let after = rhs[at + name.len()..].chars().next();
-                    !after.is_some_and(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '.')
-                })
-                .count()
-        })
-        .sum()
-}
-
-fn is_phi(text: &str) -> bool {
-    text.split_once(" = ").is_some_and(|(_, r)| r.trim_start().starts_with("phi "))
 }
 
 #[cfg(test)]

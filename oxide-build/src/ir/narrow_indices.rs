@@ -16,7 +16,7 @@
 use super::guarded_loads::{blocks, Block};
 use super::narrow_compares::{compare, constant};
 use super::versioned_checks::call_args;
-use super::{split_top, Line};
+use super::{is_phi, split_top, Line};
 use std::collections::{HashMap, HashSet};
 
 /// The launch-wide test the narrowed indices need: every bound it was given is below this.
@@ -355,10 +355,6 @@ fn reaches(body: &[Line], blocks: &[Block], from: &str, to: &str) -> bool {
 }
 
 const FLAGS: [&str; 6] = ["nuw", "nsw", "nneg", "exact", "disjoint", "samesign"];
-
-fn is_phi(text: &str) -> bool {
-    text.split_once(" = ").is_some_and(|(_, r)| r.trim_start().starts_with("phi "))
-}
 
 #[cfg(test)]
 mod tests {
