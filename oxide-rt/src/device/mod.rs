@@ -43,7 +43,7 @@ pub(crate) mod panic_record;
 pub mod print;
 pub mod shared;
 pub(crate) mod slice;
-pub(crate) use slice::{assume_buffer, buffer_align};
+pub(crate) use slice::assume_buffer;
 pub mod specialize;
 pub mod sync;
 pub mod tensor;
@@ -85,7 +85,7 @@ pub use mbarrier::{Mbarrier, Mbarriers};
 pub use oxide_macros::kernel;
 pub use shared::{dynamic_shared, dynamic_shared_aligned, Shared2d, SharedAtomic, SharedElem, SharedSlice};
 pub use slice::{
-    DisjointAppend, DisjointButterflies, DisjointChunks, DisjointPerBlock, DisjointPerWarp, DisjointRows,
+    buffer_align, DisjointAppend, DisjointButterflies, DisjointChunks, DisjointPerBlock, DisjointPerWarp, DisjointRows,
     DisjointSlice, DisjointSlice2d, DisjointSlice3d, DisjointStrided, DisjointTiles, DisjointXorPairs,
 };
 pub use sync::{sync_threads, sync_threads_and, sync_threads_count, sync_threads_or, sync_warp};
