@@ -33,6 +33,7 @@ mod late_combines;
 mod launch_bounds;
 mod libdevice;
 mod meta_records;
+mod narrow_arith;
 mod narrow_compares;
 mod narrow_counters;
 mod narrow_indices;
@@ -296,6 +297,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let regions = early_checks::hoist(&mut lines);
     let halves = wide_halves::widen(&mut lines);
     let bases = shared_bases::share(&mut lines);
+    let arith = narrow_arith::narrow(&mut lines);
     let compares = narrow_compares::narrow(&mut lines);
     let extents = extents_first::hoist(&mut lines);
     let counters = narrow_counters::narrow(&mut lines);
@@ -308,6 +310,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
         + regions
         + halves
         + bases
+        + arith
         + compares
         + extents
         + counters;
