@@ -279,7 +279,8 @@ fn contractable(ir: &str) -> String {
 /// reduction's first combine moves behind its branch (`ir/late_combines.rs`), the bounds
 /// checks of a branching region are tested once at its start (`ir/early_checks.rs`), 16-bit
 /// arithmetic is computed in 32 bits (`ir/wide_halves.rs`), guarded reads at constant
-/// distances from one index share its address (`ir/shared_bases.rs`), and compares of 64-bit
+/// distances from one index share its address (`ir/shared_bases.rs`), 64-bit arithmetic whose
+/// values stay below 2^32 is computed in 32 bits (`ir/narrow_arith.rs`), compares of 64-bit
 /// values with zero high halves are made on the low ones (`ir/narrow_compares.rs`), and the
 /// launch's extents are read before the block index in each block (`ir/extents_first.rs`), and
 /// loops counting to a constant below 2^31 count in 32 bits (`ir/narrow_counters.rs`).

@@ -193,9 +193,12 @@ fn assumed(body: &[Line]) -> HashMap<String, u128> {
     let entry = &body[..entry_end.unwrap_or(0)];
     let mut out = HashMap::new();
     for line in entry {
-        let Some(cond) = line.text.trim().strip_prefix("tail call void @llvm.assume(i1 ").or_else(|| {
-            line.text.trim().strip_prefix("call void @llvm.assume(i1 ")
-        }) else {
+        let Some(cond) = line
+            .text
+            .trim()
+            .strip_prefix("tail call void @llvm.assume(i1 ")
+            .or_else(|| line.text.trim().strip_prefix("call void @llvm.assume(i1 "))
+        else {
             continue;
         };
         let cond = cond.split(')').next().unwrap_or("").trim();
@@ -269,9 +272,12 @@ impl Bounds<'_> {
         let cap = |x: u128| (x <= max).then_some(x);
         if let Some(call) = rhs.strip_prefix("tail call ").or_else(|| rhs.strip_prefix("call ")) {
             // `range(i32 0, 256) i32 @llvm.nvvm.read.ptx.sreg.tid.x()`
+            // (A range starting below zero holds large unsigned values: no bound.)
             if let Some(r) = call.strip_prefix("range(") {
-                let hi = r.split(')').next()?.rsplit(',').next()?.trim().parse::<u128>().ok()?;
-                return hi.checked_sub(1);
+                let (lo, hi) =
+                    r.split(')').next()?.split_whitespace().nth(1).zip(r.split(')').next()?.rsplit(',').next())?;
+                let (lo, hi) = (lo.trim_end_matches(',').parse::<u128>().ok()?, hi.trim().parse::<u128>().ok()?);
+                return (lo < hi).then(|| hi - 1);
             }
             let (a, b) = call_args(call)?;
             let f = call.split('@').nth(1)?.split('(').next()?;
@@ -415,12 +421,25 @@ x:                                                ; preds = %start, %start
             assert!(out.contains(want), "missing\n{want}\nin\n{out}");
         }
         assert_eq!(n, 9, "{out}");
-        assert!(out.ends_with("declare i32 @llvm.umax.i32(i32, i32)\ndeclare i32 @llvm.usub.sat.i32(i32, i32)\n"), "{out}");
+        assert!(
+            out.ends_with("declare i32 @llvm.umax.i32(i32, i32)\ndeclare i32 @llvm.usub.sat.i32(i32, i32)\n"),
+            "{out}"
+        );
         let ir = format!(
             "{out}declare void @llvm.assume(i1)\ndeclare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n\
              declare i64 @llvm.usub.sat.i64(i64, i64)\ndeclare i64 @llvm.umax.i64(i64, i64)\n"
         );
         assert_valid_ir("narrow-arith", &ir);
+    }
+
+    #[test]
+    fn a_range_from_below_zero_bounds_nothing() {
+        let shifted =
+            TRIP.replace("  %d = sub", "  %big = shl i64 %t, 20\n  store i64 %big, ptr %out, align 8\n  %d = sub");
+        let (out, _) = transformed(&shifted, narrow);
+        assert!(out.contains("  %big = zext i32 "), "{out}");
+        let (out, _) = transformed(&shifted.replace("range(i32 0, 256)", "range(i32 -1, 256)"), narrow);
+        assert!(out.contains("  %big = shl i64 %t, 20\n"), "{out}");
     }
 
     #[test]

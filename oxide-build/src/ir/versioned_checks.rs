@@ -27,6 +27,11 @@
 //! only where it holds, so every check the copy lacks would have passed in every thread; the
 //! kernel itself runs otherwise. (The test inside the kernel, choosing between two bodies, was
 //! measured first: 100 to 200 uniform instructions per warp, more than the checks it saved.)
+//!
+//! A kernel with a block-stride row loop (a counted exit from `distance_exits.rs`) gets a copy
+//! of another kind under the same name and test format: all its checks kept, every 64-bit
+//! integer argument and length assumed below 2^29 (`lt(cols,536870912)&...`), so that the
+//! loop's trip count computes in 32 bits after `opt` (`narrow_arith.rs`).
 
 use super::guarded_epilogs::cond_branch;
 use super::guarded_loads::{blocks, Block};
@@ -59,7 +64,8 @@ pub(super) fn add(lines: &mut Vec<Line>) -> Vec<String> {
     names
 }
 
-/// The copy's name and lines (`define` to `}`), or None when no check has a bound.
+/// The copy's name and lines (`define` to `}`), or None when no check has a bound (and the
+/// kernel has no loop a narrowing copy serves).
 fn unchecked_copy(define: &str, body: &[Line]) -> Option<(String, Vec<String>)> {
     let name = define.split_once('@')?.1.split('(').next()?.to_string();
     let params = int_params(define)?;
@@ -72,7 +78,8 @@ fn unchecked_copy(define: &str, body: &[Line]) -> Option<(String, Vec<String>)> 
     // In a kernel with a loop the checks bounded here run outside it (a loop counter has no
     // bound), once per thread, and the copy's loop compiles differently: measured, that cost
     // more than the checks (H200: spmv_csr 0.965 -> 1.422 of nvcc's time, rgb_to_gray and
-    // rgba16_levels +0.02), so only kernels without loops get a copy.
+    // rgba16_levels +0.02), so only kernels without loops get such a copy; kernels with
+    // block-stride loops get one that keeps its checks and narrows ([`narrowing_copy`]).
     if succs.iter().enumerate().any(|(b, s)| s.iter().any(|t| doms[b].contains(t))) {
         return narrowing_copy(&name, define, body, &params, *entry.insts.first()?);
     }
