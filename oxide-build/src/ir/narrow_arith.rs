@@ -28,6 +28,7 @@
 
 use super::guarded_loads::each_kernel;
 use super::narrow_compares::compare;
+use super::offset_checks::assumed_bounds;
 use super::versioned_checks::call_args;
 use super::{definitions, split_top, uses_value, Line};
 use std::collections::HashMap;
@@ -208,38 +209,15 @@ fn negative(v: &str) -> bool {
     v.parse::<i64>().is_ok_and(|c| c < 0)
 }
 
-/// Upper bounds of parameters from `llvm.assume(icmp ult/ule i64 %p, C)` in the entry block
-/// (which every instruction comes after).
+/// Upper bounds from `llvm.assume(icmp ult %p, C)` in the entry block (which every
+/// instruction comes after).
 fn assumed(body: &[Line]) -> HashMap<String, u128> {
     let entry_end = body.iter().position(|l| {
         let t = l.text.trim_start();
         t.starts_with("br ") || t.starts_with("ret") || t.starts_with("switch ") || t.starts_with("unreachable")
     });
     let entry = &body[..entry_end.unwrap_or(0)];
-    let mut out = HashMap::new();
-    for line in entry {
-        let Some(cond) = line
-            .text
-            .trim()
-            .strip_prefix("tail call void @llvm.assume(i1 ")
-            .or_else(|| line.text.trim().strip_prefix("call void @llvm.assume(i1 "))
-        else {
-            continue;
-        };
-        let cond = cond.split(')').next().unwrap_or("").trim();
-        let head = format!("{cond} = icmp ");
-        let Some(def) = entry.iter().find_map(|l| l.text.trim().strip_prefix(head.as_str())) else { continue };
-        let Some((pred, operands)) = def.split_once(" i64 ") else { continue };
-        let Some((p, c)) = operands.split_once(", ") else { continue };
-        let Ok(c) = c.trim().parse::<u128>() else { continue };
-        let bound = match pred.trim() {
-            "ult" => c.saturating_sub(1),
-            "ule" => c,
-            _ => continue,
-        };
-        out.insert(p.trim().to_string(), bound);
-    }
-    out
+    assumed_bounds(entry, &definitions(entry))
 }
 
 struct Bounds<'a> {

@@ -182,7 +182,7 @@ fn upper_test(
 }
 
 /// Upper bounds (inclusive) the function states with `llvm.assume(icmp ult %v, K)`.
-fn assumed_bounds(body: &[Line], defs: &HashMap<String, usize>) -> HashMap<String, u128> {
+pub(super) fn assumed_bounds(body: &[Line], defs: &HashMap<String, usize>) -> HashMap<String, u128> {
     let mut out = HashMap::new();
     for line in body {
         let Some(rest) = line
