@@ -438,9 +438,11 @@ impl Kernel {
 
     /// `func` (what [`prepare`](Self::prepare) returned for `cfg`), or the kernel's copy
     /// without the bounds checks its launch-wide test covers when the test passes for this
-    /// launch: `values` are the kernel's integer parameters by name, as the launcher pushes
-    /// them. The copy computes what the kernel computes wherever the test passes (oxide-build's
-    /// `ir/versioned_checks.rs`); a copy whose resources differ from the kernel's is not used.
+    /// launch (for a kernel with block-stride row loops: the copy that keeps its checks and
+    /// assumes its 64-bit integers below 2^29): `values` are the kernel's integer parameters by
+    /// name, as the launcher pushes them. The copy computes what the kernel computes wherever
+    /// the test passes (oxide-build's `ir/versioned_checks.rs`); a copy whose resources differ
+    /// from the kernel's is not used.
     pub fn unchecked_copy(
         &'static self,
         stream: &Arc<CudaStream>,
@@ -472,11 +474,11 @@ impl Kernel {
         Ok(if fits { copy.func } else { func })
     }
 
-    /// With `OXIDE_LOG=1`, says once per outcome whether a launch ran the unchecked copy.
+    /// With `OXIDE_LOG=1`, says once per outcome whether a launch ran the copy.
     fn log_choice(&self, one_d: bool, copy: bool, why: &str) {
         let bit = 1u8 << (u8::from(one_d) * 2 + u8::from(copy));
         if super::image::log_enabled() && self.logged.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
-            let what = if copy { "the unchecked copy runs" } else { "the kernel runs with its checks" };
+            let what = if copy { "its launch-wide copy runs" } else { "the kernel itself runs" };
             let shape = if one_d { " (1-D launch)" } else { "" };
             eprintln!("oxide: {}{shape}: {what}: {why}", self.name);
         }
