@@ -40,6 +40,7 @@ mod narrow_indices;
 mod noalias_inputs;
 mod offset_checks;
 mod one_d_copies;
+mod ordered_ranges;
 mod panic_paths;
 mod private_array_loops;
 mod saturating_casts;
@@ -272,7 +273,9 @@ fn contractable(ir: &str) -> String {
 /// The transforms that run on `opt`'s output rather than rustc's: conditional blocks of input
 /// reads become unconditional (`ir/speculated_blocks.rs`), the 1-D copies read the y and z
 /// registers their callees brought in as constants (`ir/one_d_copies.rs`), libdevice's products
-/// that only the kernels' marked adds use are marked for fusing too (`ir/contractable_ops.rs`), a read at `i - C` is
+/// that only the kernels' marked adds use are marked for fusing too (`ir/contractable_ops.rs`),
+/// a range `a * n..(a + k) * n` is not tested for its end below its start
+/// (`ir/ordered_ranges.rs`), a read at `i - C` is
 /// tested by one compare instead of two (`ir/offset_checks.rs`), loads move above the stores to
 /// other buffers before them (`ir/early_loads.rs`), unrolled loop remainders become rows of
 /// guarded steps (`ir/guarded_epilogs.rs`), reads behind checks of earlier reads move above
@@ -292,6 +295,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
         text.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
     let folded = one_d_copies::fold_inlined_reads(&mut lines);
     let fused = contractable_ops::mark_results(&mut lines);
+    let ranges = ordered_ranges::fold(&mut lines);
     let merged = offset_checks::merge(&mut lines);
     let loads = early_loads::hoist(&mut lines);
     let chains = guarded_epilogs::rewrite(&mut lines);
@@ -306,6 +310,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let counters = narrow_counters::narrow(&mut lines);
     let changed = folded
         + fused
+        + ranges
         + merged
         + loads
         + chains
