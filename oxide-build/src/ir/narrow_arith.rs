@@ -23,8 +23,10 @@
 //! the 32-bit operation exact: no sum, product or left shift wraps, a `sub nuw` or an added
 //! negative constant `-c` has a first operand at least as large (`-c` then wraps in 32 bits as
 //! it does in 64), and shift amounts stay below 32. Compares of two values below 2^31 are made
-//! in 32 bits too (where signed and unsigned orders agree). Values that only feed addresses
-//! stay as they are (see [`narrow_function`]).
+//! in 32 bits too (where signed and unsigned orders agree), and so is a signed compare of a
+//! `sub nsw` of two values below 2^31 with a 32-bit constant (the difference is exact in 32
+//! bits: a peeled row loop's `(cols - t) * 4 > 1024`, four SASS instructions in 64 bits).
+//! Values that only feed addresses stay as they are (see [`narrow_function`]).
 
 use super::guarded_loads::each_kernel;
 use super::narrow_compares::compare;
@@ -55,6 +57,68 @@ const DEPTH: usize = 16;
 const LIMIT: u128 = 1 << 32;
 
 fn narrow_function(body: Vec<Line>, first: usize) -> (Vec<Line>, usize) {
+    let (body, n) = narrow_steps(body, first);
+    let (body, m) = narrow_differences(body, first + n);
+    (body, n + m)
+}
+
+/// `%c = icmp sPRED i64 %d, C` where `%d = sub nsw i64 A, B`, `A` and `B` below 2^31 and `C`
+/// a 32-bit constant: the difference made in 32 bits for the compare (the 64-bit one stays
+/// for any other use).
+fn narrow_differences(body: Vec<Line>, first: usize) -> (Vec<Line>, usize) {
+    let defs = definitions(&body);
+    let mut b = Bounds { body: &body, defs: &defs, facts: assumed(&body), memo: HashMap::new(), open: Vec::new() };
+    let mut made: HashMap<usize, Vec<String>> = HashMap::new();
+    for (i, line) in body.iter().enumerate() {
+        let Some((name, pred, d, c)) = signed_compare(&line.text) else { continue };
+        if c.parse::<i32>().is_err() {
+            continue;
+        }
+        let Some(rhs) = b.rhs(d) else { continue };
+        let Some(rest) = rhs.strip_prefix("sub ") else { continue };
+        let (flags, args) = rest.split_once("i64 ").unwrap_or(("", ""));
+        if !flags.split_whitespace().any(|f| f == "nsw") {
+            continue;
+        }
+        let ops: Vec<String> = split_top(args).iter().map(|s| s.trim().to_string()).collect();
+        if ops.len() != 2 || !ops.iter().all(|v| b.upper(v, DEPTH).is_some_and(|u| u < 1 << 31)) {
+            continue;
+        }
+        let id = first + made.len();
+        made.insert(
+            i,
+            vec![
+                format!("  %__oxide_na{id}_0 = trunc i64 {} to i32", ops[0]),
+                format!("  %__oxide_na{id}_1 = trunc i64 {} to i32", ops[1]),
+                format!("  %__oxide_na{id} = sub nsw i32 %__oxide_na{id}_0, %__oxide_na{id}_1"),
+                format!("  {name} = icmp {pred} i32 %__oxide_na{id}, {c}"),
+            ],
+        );
+    }
+    let n = made.len();
+    let mut out = Vec::with_capacity(body.len() + 3 * n);
+    for (i, line) in body.into_iter().enumerate() {
+        match made.remove(&i) {
+            Some(texts) => out.extend(texts.into_iter().map(|text| Line { no: line.no, text })),
+            None => out.push(line),
+        }
+    }
+    (out, n)
+}
+
+/// `%c = icmp sPRED i64 A, B` as its name, the predicate and the operands.
+fn signed_compare(text: &str) -> Option<(&str, &str, &str, &str)> {
+    let (lhs, rhs) = text.split_once(" = ")?;
+    let rest = rhs.trim().strip_prefix("icmp ")?;
+    let (pred, rest) = rest.split_once(' ')?;
+    if !matches!(pred, "sgt" | "sge" | "slt" | "sle") {
+        return None;
+    }
+    let (a, b) = rest.strip_prefix("i64 ")?.split_once(", ")?;
+    Some((lhs.trim(), pred, a.trim(), b.split(", !").next()?.trim()))
+}
+
+fn narrow_steps(body: Vec<Line>, first: usize) -> (Vec<Line>, usize) {
     let defs = definitions(&body);
     let mut b = Bounds { body: &body, defs: &defs, facts: assumed(&body), memo: HashMap::new(), open: Vec::new() };
     // First which instructions narrow, then their text: an operand may be defined further down.
@@ -308,6 +372,13 @@ impl Bounds<'_> {
                 let full = (1u128 << bits) - 1;
                 Some(self.upper(x, depth).map_or(full, |u| u.min(full)))
             }
+            "trunc" => {
+                // `trunc i64 %x to i32` (this pass's own, read again by `narrow_differences`)
+                let x = rest.split_whitespace().nth(1)?;
+                let bits = super::int_bits(rest.rsplit(' ').next()?).filter(|&b| b <= 64)?;
+                let full = (1u128 << bits) - 1;
+                Some(self.upper(x, depth).map_or(full, |u| u.min(full)))
+            }
             "phi" => {
                 let incoming = rest.split_once(' ')?.1;
                 self.open.push(v.to_string());
@@ -456,6 +527,40 @@ x:                                                ; preds = %start, %start
         let (out, _) = transformed(&ir, narrow);
         assert!(out.contains("  %row = mul i64 %t, 33\n  %o = or i64 %row, 1\n"), "{out}");
         assert!(out.contains("  %d = zext i32 "), "{out}");
+    }
+
+    #[test]
+    fn a_signed_compare_of_a_small_difference_runs_in_32_bits() {
+        let ir = "define ptx_kernel void @k(i64 %cols) {
+start:
+  %small = icmp ult i64 %cols, 536870912
+  tail call void @llvm.assume(i1 %small)
+  %tid = tail call range(i32 0, 256) i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %t = zext nneg i32 %tid to i64
+  %d = sub nsw i64 %cols, %t
+  %more = icmp sgt i64 %d, 1024
+  %big = icmp sgt i64 %d, 4294967296
+  %loose = sub i64 %cols, %t
+  %also = icmp sgt i64 %loose, 1024
+  br i1 %more, label %x, label %x
+
+x:                                                ; preds = %start, %start
+  ret void
+}
+
+declare void @llvm.assume(i1)
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+";
+        let (out, _) = transformed(ir, narrow);
+        assert!(out.contains("  %more = icmp sgt i32 %__oxide_na"), "{out}");
+        assert!(out.contains(" = sub nsw i32 %__oxide_na"), "{out}");
+        // A constant beyond 32 bits, and a difference that may wrap, stay as they were.
+        assert!(out.contains("  %big = icmp sgt i64 %d, 4294967296"), "{out}");
+        assert!(out.contains("  %also = icmp sgt i64 %loose, 1024"), "{out}");
+        assert_valid_ir("narrow_differences", &out);
+        // Without the assumption `cols` has no bound: nothing changes.
+        let free = ir.replace("  tail call void @llvm.assume(i1 %small)\n", "");
+        assert!(transformed(&free, narrow).0.contains("  %more = icmp sgt i64 %d, 1024"));
     }
 
     #[test]
