@@ -32,6 +32,7 @@ mod kernel_entries;
 mod late_combines;
 mod launch_bounds;
 mod libdevice;
+mod merged_barriers;
 mod meta_records;
 mod narrow_arith;
 mod narrow_compares;
@@ -181,6 +182,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     let unroll_private_loops = private_array_loops::mark(&mut lines);
     equal_arms::merge(&mut lines);
     distance_exits::counted_exits(&mut lines);
+    merged_barriers::merge(&mut lines);
     barrier_loops::freeze_branches(&mut lines);
     let needs_libdevice = libdevice::needs_libdevice(&lines);
 
