@@ -67,11 +67,20 @@ fn merge_one(body: &mut Vec<Line>, merged: usize) -> Option<usize> {
             (is_barrier(&first) && b.insts.len() >= 2).then_some((k, first, join))
         })
         .collect();
+    // Each predecessor must end in a one-line `br` (a `switch` spans lines) that this pass can
+    // point at the new block.
+    let branches_in = |b: &super::guarded_loads::Block| {
+        b.preds.iter().all(|p| {
+            let pb = blocks.iter().find(|x| &x.label == p);
+            pb.and_then(|pb| pb.insts.last()).is_some_and(|&t| body[t].text.trim_start().starts_with("br "))
+        })
+    };
     let pair = arms.iter().enumerate().find_map(|(x, (k1, barrier, join))| {
         arms[x + 1..].iter().find_map(|(k2, other, join2)| {
             let (b1, b2) = (&blocks[*k1], &blocks[*k2]);
             let disjoint = b1.preds.iter().all(|p| !b2.preds.contains(p));
-            (other == barrier && join2 == join && disjoint).then_some((*k1, *k2))
+            let ok = other == barrier && join2 == join && disjoint && branches_in(b1) && branches_in(b2);
+            ok.then_some((*k1, *k2))
         })
     })?;
     let (b1, b2) = (&blocks[pair.0], &blocks[pair.1]);
@@ -190,7 +199,11 @@ attributes #1 = { convergent }
             "  %v = load i32, ptr %p, align 4\n  br label %late\n\nlate:                                             ; preds = %others\n  br label %join",
         );
         let other_barrier = SCAN.replacen("barrier.sync 0;", "barrier.sync 1;", 1);
-        for (what, ir) in [("apart", apart), ("other barrier", other_barrier)] {
+        let switch = SCAN.replace(
+            "  br i1 %w0, label %scan, label %others",
+            "  switch i32 %warp, label %others [\n    i32 0, label %scan\n  ]",
+        );
+        for (what, ir) in [("apart", apart), ("other barrier", other_barrier), ("switch", switch)] {
             let (out, n) = transformed(&ir, merge);
             assert_eq!((n, out.as_str()), (0, ir.as_str()), "{what}");
         }
