@@ -33,6 +33,11 @@ fn fold_function(mut body: Vec<Line>) -> (Vec<Line>, usize) {
     let mut folds: Vec<(usize, String, &'static str)> = Vec::new();
     for (i, line) in body.iter().enumerate() {
         let Some((name, pred, a, b)) = compare(&line.text) else { continue };
+        // `compare` reads signed predicates as unsigned; that holds only under `samesign`.
+        let signed = [" slt ", " sle ", " sgt ", " sge "].iter().any(|p| line.text.contains(p));
+        if signed && !line.text.contains(" samesign ") {
+            continue;
+        }
         // As `(smaller, larger, value when larger >= smaller is what the compare asks)`.
         let (lo, hi, holds) = match pred {
             "ult" => (b, a, "false"),
@@ -127,7 +132,16 @@ x:                                                ; preds = %start, %start
         let shrinks = ROW.replace("%r1 = add nuw nsw i64 %r, 1", "%r1 = sub nuw nsw i64 %r, 1");
         let other_factor = ROW.replace("%e = mul nuw nsw i64 %cols, %r1", "%e = mul nuw nsw i64 %r, %r1");
         let backwards = ROW.replace("icmp samesign ult i64 %e, %s", "icmp samesign ult i64 %s, %e");
-        for (what, ir) in [("wraps", wraps), ("smaller", shrinks), ("factor", other_factor), ("order", backwards)] {
+        // A signed order: `n * b` may be past 2^63, negative as a signed value.
+        let signed = ROW.replace("icmp samesign ult i64 %e, %s", "icmp slt i64 %e, %s");
+        let cases = [
+            ("wraps", wraps),
+            ("smaller", shrinks),
+            ("factor", other_factor),
+            ("order", backwards),
+            ("signed", signed),
+        ];
+        for (what, ir) in cases {
             let (out, n) = transformed(&ir, fold);
             assert_eq!((n, out.as_str()), (0, ir.as_str()), "{what}");
         }
