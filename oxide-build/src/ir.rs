@@ -454,6 +454,26 @@ fn renumber(define: &mut String, body: &mut [Line]) {
     }
 }
 
+/// Runs `rewrite` over the body (the lines between `define` and `}`) of every function;
+/// returns the sum of what it returned.
+fn each_function(lines: &mut Vec<Line>, mut rewrite: impl FnMut(&mut Vec<Line>) -> usize) -> usize {
+    let mut count = 0;
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].text.starts_with("define ") {
+            i += 1;
+            continue;
+        }
+        let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
+        let mut body: Vec<Line> = lines.drain(i + 1..i + 1 + len).collect();
+        count += rewrite(&mut body);
+        let body_len = body.len();
+        lines.splice(i + 1..i + 1, body);
+        i += body_len + 2;
+    }
+    count
+}
+
 /// Bit width of `iN` when N is a whole number of bytes.
 fn int_bits(ty: &str) -> Option<u32> {
     let bits: u32 = ty.trim().strip_prefix('i')?.parse().ok()?;

@@ -19,25 +19,16 @@ use std::collections::{HashMap, HashSet};
 
 /// Freezes the conditions in every function; returns how many branches changed.
 pub(super) fn freeze_branches(lines: &mut Vec<Line>) -> usize {
-    let mut count = 0;
-    let mut i = 0;
-    while i < lines.len() {
-        if !lines[i].text.starts_with("define ") {
-            i += 1;
-            continue;
-        }
-        let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
-        let body = &mut lines[i + 1..i + 1 + len];
+    super::each_function(lines, |body| {
         let inserts = rewrite_function(body);
-        count += inserts.len();
+        let n = inserts.len();
         // Back to front, so the indices of the inserts before each one hold.
         for (at, text) in inserts.into_iter().rev() {
-            let no = lines[i + 1 + at].no;
-            lines.insert(i + 1 + at, Line { no, text });
+            let no = body[at].no;
+            body.insert(at, Line { no, text });
         }
-        i += 1;
-    }
-    count
+        n
+    })
 }
 
 /// Removes the `freeze`s [`freeze_branches`] added; their uses (the branches, and whatever

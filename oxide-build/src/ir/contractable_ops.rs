@@ -42,15 +42,8 @@ pub(super) fn mark(lines: &mut [Line]) -> usize {
 
 /// Adds `contract` to every `fmul` whose uses are all marked `fadd`/`fsub`s of its function;
 /// returns how many it marked. Runs on `opt`'s output, where libdevice's code is inlined.
-pub(super) fn mark_results(lines: &mut [Line]) -> usize {
-    let mut count = 0;
-    let mut start = 0;
-    while start < lines.len() {
-        let end = (start + 1..lines.len()).find(|&i| lines[i].text.starts_with('}')).unwrap_or(lines.len());
-        count += mark_results_in(&mut lines[start..end]);
-        start = end + 1;
-    }
-    count
+pub(super) fn mark_results(lines: &mut Vec<Line>) -> usize {
+    super::each_function(lines, |body| mark_results_in(body))
 }
 
 fn mark_results_in(body: &mut [Line]) -> usize {

@@ -33,22 +33,13 @@ use super::Line;
 /// Merges every such pair in every function; returns how many.
 pub(super) fn merge(lines: &mut Vec<Line>) -> usize {
     let mut count = 0;
-    let mut i = 0;
-    while i < lines.len() {
-        if !lines[i].text.starts_with("define ") {
-            i += 1;
-            continue;
-        }
-        let Some(len) = lines[i + 1..].iter().position(|l| l.text.starts_with('}')) else { break };
-        let mut body: Vec<Line> = lines.drain(i + 1..i + 1 + len).collect();
-        while let Some(n) = merge_one(&mut body, count) {
+    super::each_function(lines, |body| {
+        let before = count;
+        while let Some(n) = merge_one(body, count) {
             count = n;
         }
-        let body_len = body.len();
-        lines.splice(i + 1..i + 1, body);
-        i += body_len + 2;
-    }
-    count
+        count - before
+    })
 }
 
 /// Merges the first pair found in `body` (`merged` so far names the new block); returns the
