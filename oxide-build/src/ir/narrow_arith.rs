@@ -28,7 +28,7 @@
 //! bits: a peeled row loop's `(cols - t) * 4 > 1024`, four SASS instructions in 64 bits).
 //! Values that only feed addresses stay as they are (see [`narrow_function`]).
 
-use super::guarded_loads::each_kernel;
+use super::guarded_loads::{apply, each_kernel};
 use super::narrow_compares::compare;
 use super::offset_checks::assumed_bounds;
 use super::versioned_checks::call_args;
@@ -65,10 +65,11 @@ fn narrow_function(body: Vec<Line>, first: usize) -> (Vec<Line>, usize) {
 /// `%c = icmp sPRED i64 %d, C` where `%d = sub nsw i64 A, B`, `A` and `B` below 2^31 and `C`
 /// a 32-bit constant: the difference made in 32 bits for the compare (the 64-bit one stays
 /// for any other use).
-fn narrow_differences(body: Vec<Line>, first: usize) -> (Vec<Line>, usize) {
+fn narrow_differences(mut body: Vec<Line>, first: usize) -> (Vec<Line>, usize) {
     let defs = definitions(&body);
     let mut b = Bounds { body: &body, defs: &defs, facts: assumed(&body), memo: HashMap::new(), open: Vec::new() };
-    let mut made: HashMap<usize, Vec<String>> = HashMap::new();
+    // The compare's new text, and the lines that go in before it.
+    let mut made: Vec<(usize, String, Vec<String>)> = Vec::new();
     for (i, line) in body.iter().enumerate() {
         let Some((name, pred, d, c)) = signed_compare(&line.text) else { continue };
         if c.parse::<i32>().is_err() {
@@ -85,25 +86,24 @@ fn narrow_differences(body: Vec<Line>, first: usize) -> (Vec<Line>, usize) {
             continue;
         }
         let id = first + made.len();
-        made.insert(
+        made.push((
             i,
+            format!("  {name} = icmp {pred} i32 %__oxide_na{id}, {c}"),
             vec![
                 format!("  %__oxide_na{id}_0 = trunc i64 {} to i32", ops[0]),
                 format!("  %__oxide_na{id}_1 = trunc i64 {} to i32", ops[1]),
                 format!("  %__oxide_na{id} = sub nsw i32 %__oxide_na{id}_0, %__oxide_na{id}_1"),
-                format!("  {name} = icmp {pred} i32 %__oxide_na{id}, {c}"),
             ],
-        );
+        ));
     }
     let n = made.len();
-    let mut out = Vec::with_capacity(body.len() + 3 * n);
-    for (i, line) in body.into_iter().enumerate() {
-        match made.remove(&i) {
-            Some(texts) => out.extend(texts.into_iter().map(|text| Line { no: line.no, text })),
-            None => out.push(line),
-        }
+    let mut inserts = Vec::with_capacity(n);
+    for (i, compare, before) in made {
+        body[i].text = compare;
+        inserts.push((i, before));
     }
-    (out, n)
+    apply(&mut body, inserts);
+    (body, n)
 }
 
 /// `%c = icmp sPRED i64 A, B` as its name, the predicate and the operands.
