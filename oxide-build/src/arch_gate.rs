@@ -34,7 +34,7 @@ const OPERATIONS: &[Operation] = &[
     // Before `cp.async.`: the TMA forms share its prefix.
     Operation { ptx: "cp.async.bulk.tensor.", api: "tma::TensorMap::load / store", sm: 90 },
     Operation { ptx: "cp.async.bulk.", api: "tma::store_commit / store_wait", sm: 90 },
-    Operation { ptx: "cp.async.", api: "tensor::cp_async / cp_async_commit / cp_async_wait", sm: 80 },
+    Operation { ptx: "cp.async.", api: "tensor::cp_async / cp_async_matrix / cp_async_commit / cp_async_wait", sm: 80 },
     Operation { ptx: "mbarrier.init.", api: "mbarrier::Mbarriers::init", sm: 80 },
     Operation { ptx: "mbarrier.arrive.expect_tx.", api: "mbarrier::Mbarrier::arrive_expect_tx", sm: 90 },
     Operation { ptx: "mbarrier.arrive.", api: "mbarrier::Mbarrier::arrive", sm: 80 },

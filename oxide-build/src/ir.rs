@@ -14,6 +14,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod barrier_loops;
+mod block_ranges;
 mod checked_chains;
 mod clamped_indices;
 mod contractable_ops;
@@ -173,6 +174,7 @@ pub fn process(ir: &str) -> Result<Processed, IrError> {
     let bounds = launch_bounds::launch_bounds(&meta, &kernels)?;
     fn_attrs::add_fn_attrs(&mut lines, &bounds);
     fn_attrs::convergent_asm(&mut lines);
+    block_ranges::bound_reads(&mut lines);
     noalias_inputs::mark_noalias_params(&mut lines);
     clamped_indices::clamped_checks(&mut lines);
     let records: Vec<MetaRecord> = meta.iter().map(|(record, _)| record.clone()).collect();

@@ -120,11 +120,9 @@ fn warp_product(a: Matrix<Bf16>, b: Matrix<Bf16>, (row0, col0): (usize, usize)) 
         let k0 = kt * BK;
         for chunk in [t, t + THREADS as usize] {
             let (r, c8) = (chunk / 4, chunk % 4 * 8);
-            let src = a.row(row0 + r).unwrap_or(&[]);
-            cp_async::<Bf16, 8>(sa, stage * A_STAGE + r * A_LD + c8, src, k0 + c8);
+            cp_async_matrix::<Bf16, 8>(sa, stage * A_STAGE + r * A_LD + c8, a, row0 + r, k0 + c8);
             let (r, c8) = (chunk / 16, chunk % 16 * 8);
-            let src = b.row(k0 + r).unwrap_or(&[]);
-            cp_async::<Bf16, 8>(sb, stage * B_STAGE + r * B_LD + c8, src, col0 + c8);
+            cp_async_matrix::<Bf16, 8>(sb, stage * B_STAGE + r * B_LD + c8, b, k0 + r, col0 + c8);
         }
     };
 

@@ -81,7 +81,7 @@ fn reads_y_or_z(body: &[Line]) -> bool {
 }
 
 /// The block extents a `"nvvm.reqntid"="x,y,z"` attribute fixes; empty when none.
-fn required_block(define: &str) -> Vec<u64> {
+pub(super) fn required_block(define: &str) -> Vec<u64> {
     let Some((_, rest)) = define.split_once("\"nvvm.reqntid\"=\"") else { return Vec::new() };
     let list = rest.split('"').next().unwrap_or_default();
     list.split(',').filter_map(|e| e.trim().parse().ok()).collect()

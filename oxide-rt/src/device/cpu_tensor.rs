@@ -148,6 +148,21 @@ pub(crate) unsafe fn cp_async(dst: *mut u8, src: *const u8, bytes: usize, src_by
     });
 }
 
+/// [`cp_async`] to `dst + offset` of all `bytes` from `src` when `read`, of zeros otherwise
+/// (the GPU's form takes the view's start and an offset, so its shared address is computed
+/// once).
+///
+/// # Safety
+/// `dst + offset .. + bytes` is in the running block's shared memory, `bytes <= 16`, and
+/// when `read`, `src..src + bytes` is readable.
+#[track_caller]
+pub(crate) unsafe fn cp_async_global(dst: *mut u8, offset: usize, src: *const u8, bytes: usize, read: bool) {
+    let src_bytes = if read { bytes } else { 0 };
+    // SAFETY: the caller's guarantees; with nothing to read, no byte of `src` is touched (a
+    // copy of 0 bytes from a non-null pointer).
+    unsafe { cp_async(dst.add(offset), src, bytes, src_bytes) }
+}
+
 /// Stores `bytes` zeros at `dst` at once (a copy with nothing to read).
 ///
 /// # Safety

@@ -83,6 +83,13 @@ impl<'a, T> Matrix<'a, T> {
         }
     }
 
+    /// The first element's address: never null, aligned for `T`, in global memory on the GPU
+    /// (a `Matrix` only comes from a launcher's buffer).
+    #[inline(always)]
+    pub(crate) fn as_ptr(&self) -> *const T {
+        self.ptr
+    }
+
     /// All `rows * cols` elements, row after row.
     #[inline(always)]
     pub fn as_slice(&self) -> &'a [T] {

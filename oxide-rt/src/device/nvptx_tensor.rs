@@ -201,6 +201,51 @@ pub unsafe fn cp_async(dst: *mut u8, src: *const u8, bytes: usize, src_bytes: us
     }
 }
 
+/// The shared-space address of generic address `p` (`cvta.to.shared`), as `cp.async` takes
+/// it: pure, so the optimiser computes it once for a view's start and adds offsets after.
+#[inline(always)]
+fn shared_addr(p: *mut u8) -> u32 {
+    let r: u32;
+    // SAFETY: `cvta` only converts the address; nothing is accessed.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 %oxg; cvta.to.shared.u64 %oxg, {p}; cvt.u32.u64 {r}, %oxg; }}",
+            p = in(reg64) p, r = out(reg32) r, options(nostack, nomem, pure)
+        )
+    };
+    r
+}
+
+/// `cp.async` of `bytes` (4, 8 or 16) to shared `dst + offset` from `src` when `read`, of
+/// zeros otherwise (a source size of 0: `src` is not accessed), with no address space test.
+/// (Not the `ignore-src` operand: it needs PTX 7.5, and sm_80 builds emit older PTX.)
+///
+/// # Safety
+/// `dst + offset .. + bytes` is in-bounds shared memory aligned to `bytes`; when `read`,
+/// `src..src + bytes` is readable global memory aligned to `bytes`.
+#[inline(always)]
+pub unsafe fn cp_async_global(dst: *mut u8, offset: usize, src: *const u8, bytes: usize, read: bool) {
+    let d = shared_addr(dst).wrapping_add(offset as u32);
+    let n = if read { bytes as u32 } else { 0 };
+    // SAFETY: the caller's guarantees above; the braces scope the temporary.
+    unsafe {
+        match bytes {
+            16 => asm!(
+                "{{ .reg .u64 %oxq; cvta.to.global.u64 %oxq, {s}; cp.async.cg.shared.global [{d}], [%oxq], 16, {n}; }}",
+                d = in(reg32) d, s = in(reg64) src, n = in(reg32) n, options(nostack)
+            ),
+            8 => asm!(
+                "{{ .reg .u64 %oxq; cvta.to.global.u64 %oxq, {s}; cp.async.ca.shared.global [{d}], [%oxq], 8, {n}; }}",
+                d = in(reg32) d, s = in(reg64) src, n = in(reg32) n, options(nostack)
+            ),
+            _ => asm!(
+                "{{ .reg .u64 %oxq; cvta.to.global.u64 %oxq, {s}; cp.async.ca.shared.global [{d}], [%oxq], 4, {n}; }}",
+                d = in(reg32) d, s = in(reg64) src, n = in(reg32) n, options(nostack)
+            ),
+        }
+    }
+}
+
 /// The zeros of a copy with nothing to read: plain stores of `bytes` zero bytes at `dst`.
 ///
 /// # Safety

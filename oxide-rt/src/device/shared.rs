@@ -67,6 +67,16 @@ const PADDED_DYNAMIC: &str = "dynamic shared memory of a type with padding bytes
      same bytes, and padding read through another type is uninitialised; add explicit padding fields (e.g. \
      `_pad: [u8; 3]`) so every byte of the struct is a field";
 
+const PADDED_CAST: &str = "SharedSlice::cast between types with padding bytes: padding stored through one type is \
+     uninitialised when read through the other; add explicit padding fields so every byte is a field";
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn misaligned_cast(align: usize) -> ! {
+    panic!("SharedSlice::cast: the view does not start {align}-byte aligned, as the new element type needs")
+}
+
 /// Whether the CPU executor checks the running block's shared-memory accesses (never on the
 /// GPU).
 #[inline(always)]
@@ -285,6 +295,33 @@ impl<T: SharedElem> SharedSlice<T> {
         }
         // SAFETY: in bounds (checked above).
         SharedAtomic { slot: self.part(unsafe { self.ptr.add(i) }, 1) }
+    }
+
+    /// The same memory as `U`s, as many whole ones as fit: e.g. an `f32` tile that 4-byte
+    /// `cp_async` copies fill, read back as 16-byte `[f32; 4]` vectors (one `ld.shared.v4`).
+    /// Both types must be free of padding bytes (a compile error otherwise: padding stored
+    /// through one type would be read as data through the other); panics when the view's start
+    /// is not aligned for `U`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn cast<U: SharedElem>(self) -> SharedSlice<U> {
+        const {
+            assert!(T::PADDING_FREE && U::PADDING_FREE, "{}", PADDED_CAST);
+        };
+        if (self.ptr as usize) % core::mem::align_of::<U>() != 0 {
+            misaligned_cast(core::mem::align_of::<U>());
+        }
+        let len = match core::mem::size_of::<U>() {
+            0 => 0,
+            n => self.len * core::mem::size_of::<T>() / n,
+        };
+        SharedSlice {
+            ptr: self.ptr as *mut U,
+            len,
+            #[cfg(not(target_arch = "nvptx64"))]
+            block: self.block,
+            _t: PhantomData,
+        }
     }
 
     /// The two halves `[0, mid)` and `[mid, len)`; `mid` is clamped to `len`.

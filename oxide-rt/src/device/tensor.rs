@@ -12,6 +12,7 @@
 //! | [`mma_sync_grid`]: an `M x N` tile of the above | `M * N` of the same `mma.sync` after one `activemask` test | sm_80 |
 //! | [`ldmatrix_x1`], [`ldmatrix_x2`], [`ldmatrix_x4`] (`_trans`: `.trans`) | `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16` | sm_75 (oxide: sm_80) |
 //! | [`cp_async`] of 4 / 8 bytes, of 16 bytes | `cp.async.ca.shared.global` / `cp.async.cg.shared.global` with src-size (zero-fill) | sm_80 |
+//! | [`cp_async_matrix`]: the same from a [`Matrix`]'s row | the same | sm_80 |
 //! | [`cp_async_commit`], [`cp_async_wait`] | `cp.async.commit_group`, `cp.async.wait_group N` | sm_80 |
 //!
 //! Building kernels that use them for an older architecture fails in oxide-build with an error
@@ -105,6 +106,7 @@
 //! GPU's in the last bits).
 
 use super::half::{Bf16, Tf32, F16};
+use super::matrix::Matrix;
 use super::shared::{SharedElem, SharedSlice};
 use core::marker::PhantomData;
 
@@ -744,6 +746,59 @@ pub fn cp_async<T: SharedElem, const N: usize>(dst: SharedSlice<T>, dst_index: u
     }
     // SAFETY: `d..d + bytes` is in bounds of the live shared view and aligned (checked above); `s..s + valid * size_of::<T>()` is in bounds of `src`, and nothing past it is read.
     unsafe { imp::cp_async(d as *mut u8, s as *const u8, bytes, valid * core::mem::size_of::<T>()) }
+}
+
+/// Starts copying `N` elements of `src`'s row `row`, columns `col..col + N`, to
+/// `dst[dst_index..]` in the background, like [`cp_async`]; elements outside the matrix (a row
+/// past the last, columns past the last) are zero-filled, so a GEMM's edge tiles need no branch.
+///
+/// What it saves over `cp_async(dst, i, src.row(r).unwrap_or(&[]), c)` in a GEMM's main loop:
+/// a `Matrix` always lies in global memory (only a launcher makes one), so there is no address
+/// space test and no separate path for a row with nothing to read; and alignment is checked on
+/// the matrix as a whole — its first element, its row length and `col` — so when `col` steps
+/// by multiples of `N` the optimiser tests it once, outside the loop. Panics when the
+/// destination is out of bounds or either side is not aligned to the copy's size (on the source
+/// side: when the matrix's rows are not whole multiples of the copy).
+#[inline(always)]
+#[track_caller]
+pub fn cp_async_matrix<T: SharedElem, const N: usize>(
+    dst: SharedSlice<T>,
+    dst_index: usize,
+    src: Matrix<T>,
+    row: usize,
+    col: usize,
+) {
+    let size = core::mem::size_of::<T>();
+    let bytes = const {
+        let b = N * core::mem::size_of::<T>();
+        assert!(
+            b == 4 || b == 8 || b == 16,
+            "cp_async_matrix copies 4, 8 or 16 bytes: N * size_of::<T>() must be one of them"
+        );
+        b
+    };
+    let (d, _) = dst.range_ptr(dst_index, N);
+    if (d as usize) % bytes != 0 {
+        misaligned("cp_async_matrix destination", bytes);
+    }
+    let offset = dst_index * size;
+    let base = src.as_ptr();
+    if (base as usize | src.cols() * size | col * size) % bytes != 0 {
+        misaligned("cp_async_matrix source (matrix start, row length or column)", bytes);
+    }
+    // `cols` and `col` are multiples of `N` (checked above), so a copy inside the matrix is
+    // whole: it copies all `N` elements or, outside, none.
+    let (rows, cols) = (src.rows(), src.cols());
+    let inside = row < rows && col < cols;
+    // A copy with nothing to read still names an address: the matrix's first element (no byte
+    // of it is read).
+    let s = base.wrapping_add(if inside { row * cols + col } else { 0 });
+    // SAFETY: `d..d + bytes` is in bounds of the live shared view and aligned (checked above);
+    // `s..s + bytes` lies in the matrix when `inside` (`row < rows`, `col + N <= cols` as both are
+    // multiples of `N`; nothing is read otherwise), whose elements are global memory on the GPU (a launcher
+    // made it) and non-null and aligned for `T` on the CPU; `s` is aligned to `bytes` (the
+    // matrix's start, row length and `col` are).
+    unsafe { imp::cp_async_global(dst.as_ptr() as *mut u8, offset, s as *const u8, bytes, inside) }
 }
 
 /// Closes the group of this thread's [`cp_async`] copies issued since the last commit (PTX

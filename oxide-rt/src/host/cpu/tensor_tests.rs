@@ -535,3 +535,84 @@ fn lanes_at_different_tensor_collectives_deadlock_instead_of_mixing_operands() {
         other => panic!("expected a deadlock report, got {other:?}"),
     }
 }
+
+#[test]
+fn cp_async_matrix_copies_rows_and_zero_fills_outside_the_matrix() -> TestResult {
+    static KEY: u8 = 0;
+    // A 5 x 6 matrix of u32 (24-byte rows: 8-byte copies of 2 elements), element (r, c) = 10r + c + 1.
+    #[repr(align(16))]
+    struct Storage([u32; 30]);
+    let storage = Storage(std::array::from_fn(|i| (10 * (i / 6) + i % 6 + 1) as u32));
+    let seen = atomics(64 * 2);
+    cpu_launch(&kernel(), LaunchConfig::new(1, 64), || {
+        // SAFETY: the 30 elements of a 5 x 6 matrix live there, and nobody writes them.
+        let m = unsafe { crate::device::Matrix::from_raw(storage.0.as_ptr(), 30, [6, 5]) };
+        let t = crate::device::cpu::thread_idx().x as usize;
+        let s = __static_shared::<u32>(&KEY as *const u8, 64 * 2);
+        s.set(2 * t, 7777);
+        s.set(2 * t + 1, 7777);
+        // Thread t copies row t / 8 (rows 5.. are past the end), columns 2 * (t % 4)..+2 (6.. past it).
+        let (r, c) = (t / 8, 2 * (t % 4));
+        cp_async_matrix::<u32, 2>(s, 2 * t, m, r, c);
+        cp_async_commit();
+        cp_async_wait::<0>();
+        seen[2 * t].store(s.get(2 * t), Relaxed);
+        seen[2 * t + 1].store(s.get(2 * t + 1), Relaxed);
+    })?;
+    for t in 0..64 {
+        let (r, c) = (t / 8, 2 * (t % 4));
+        let want = |c: usize| if r < 5 && c < 6 { (10 * r + c + 1) as u32 } else { 0 };
+        let got = [seen[2 * t].load(Relaxed), seen[2 * t + 1].load(Relaxed)];
+        assert_eq!(got, [want(c), want(c + 1)], "thread {t}: row {r}, column {c}");
+    }
+    Ok(())
+}
+
+#[test]
+fn cp_async_matrix_misaligned_rows_columns_and_destinations_panic() {
+    static KEY: u8 = 0;
+    let storage = Aligned([0u32; 16]);
+    // (columns per row, column, destination index, what the panic names)
+    for (cols, col, index, what) in [
+        (6usize, 0usize, 0usize, "row length"),
+        (4, 2, 0, "column"),
+        (4, 0, 2, "destination"),
+        (4, 0, 8, "out of bounds"),
+    ] {
+        let r = cpu_launch(&kernel(), LaunchConfig::new(1, 1), || {
+            // SAFETY: 16 elements live there, 2 * cols <= 16, and nobody writes them.
+            let m = unsafe { crate::device::Matrix::from_raw(storage.0.as_ptr(), 16, [cols, 2]) };
+            let s = __static_shared::<u32>(&KEY as *const u8, 8);
+            cp_async_matrix::<u32, 4>(s, index, m, 0, col);
+        });
+        match r {
+            Err(Error::KernelPanic { message, .. }) => {
+                assert!(message.contains(what), "{cols} {col} {index}: {message}")
+            }
+            other => panic!("expected a kernel panic, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn shared_slices_cast_to_wider_elements_and_refuse_misaligned_starts() {
+    static KEY: u8 = 0;
+    let r = cpu_launch(&kernel(), LaunchConfig::new(1, 1), || {
+        let s = __static_shared::<u32>(&KEY as *const u8, 7);
+        for i in 0..7 {
+            s.set(i, i as u32 + 1);
+        }
+        let wide = s.cast::<u64>();
+        assert_eq!(wide.len(), 3, "7 u32s hold 3 whole u64s");
+        assert_eq!(wide.get(1), u64::from_le_bytes([3, 0, 0, 0, 4, 0, 0, 0]));
+        wide.set(2, u64::MAX);
+        assert_eq!((s.get(4), s.get(5), s.get(6)), (u32::MAX, u32::MAX, 7));
+        // A view starting one u32 in is not 8-byte aligned.
+        let (_, rest) = s.split_at(1);
+        let _ = rest.cast::<u64>();
+    });
+    match r {
+        Err(Error::KernelPanic { message, .. }) => assert!(message.contains("8-byte aligned"), "{message}"),
+        other => panic!("expected a kernel panic, got {other:?}"),
+    }
+}
