@@ -580,10 +580,40 @@ fn ldmatrix<T: Elem16, const N: usize, const TRANS: bool>(src: SharedSlice<T>, r
 #[track_caller]
 fn ldmatrix_row<T: Elem16>(src: SharedSlice<T>, row: usize) -> (*const u8, bool) {
     let (ptr, checked) = src.range_ptr(row, 8);
-    if (ptr as usize) % 16 != 0 {
-        misaligned("ldmatrix row", 16);
+    // The view's start and the offset each 16-byte aligned: the start's test is the same for
+    // every row (tested once in a loop), and the offset's folds away for rows at multiples of 8.
+    if (src.as_ptr() as usize | row * core::mem::size_of::<T>()) % 16 != 0 {
+        misaligned("ldmatrix row (the view's start and the row's offset)", 16);
     }
     (ptr as *const u8, checked)
+}
+
+/// The `ldmatrix` rows `first + i * step` of `src` for `i < count` (at most `M`; the rest of
+/// the array repeats the first), each checked as [`ldmatrix_row`] checks one, by the first and
+/// the last alone: the rows between lie between them. (`step` below the view's length keeps
+/// `(count - 1) * step` from wrapping, so the last is the largest; a larger `step` puts the
+/// second row out of bounds anyway.)
+#[inline(always)]
+#[track_caller]
+fn ldmatrix_rows<T: Elem16, const M: usize>(
+    src: SharedSlice<T>,
+    first: usize,
+    step: usize,
+    count: usize,
+) -> [(*const u8, bool); M] {
+    let count = count.min(M);
+    let (p0, checked) = ldmatrix_row(src, first);
+    if count > 1 {
+        if step >= src.len() {
+            ldmatrix_row(src, first.saturating_add(step)); // out of bounds: panics
+        }
+        ldmatrix_row(src, first + (count - 1) * step);
+        if (step * core::mem::size_of::<T>()) % 16 != 0 {
+            misaligned("ldmatrix row (the step between rows)", 16);
+        }
+    }
+    let size = core::mem::size_of::<T>();
+    core::array::from_fn(|i| (p0.wrapping_add(if i < count { i * step * size } else { 0 }), checked))
 }
 
 /// `ldmatrix` from a row of [`ldmatrix_row`]. `TEST`: with the warp test; without, only right
@@ -645,8 +675,7 @@ impl<T: Mma<M16N8K16> + Elem16> FragA<T, M16N8K16> {
         let l = super::thread::lane_id() as usize;
         // Every row is checked before the test (a lane failing a check panics there), so no
         // lane-dependent branch separates the test from the loads.
-        let rows: [_; M] =
-            core::array::from_fn(|i| ldmatrix_row(src, (row0 + 16 * i + l % 16) * ld + col0 + l / 16 * 8));
+        let rows: [_; M] = ldmatrix_rows(src, (row0 + l % 16) * ld + col0 + l / 16 * 8, 16 * ld, M);
         super::warp::require_converged("FragA::load_column");
         rows.map(|row| Self::from_regs(ldmatrix_at::<4, false, false>(row)))
     }
@@ -681,13 +710,12 @@ impl<T: Mma<M16N8K16> + Elem16> FragB<T, M16N8K16> {
         const { assert!(N % 2 == 0, "FragB::load_trans_row::<N>: N must be even (one ldmatrix.x4 loads two blocks)") };
         let l = super::thread::lane_id() as usize;
         // As in `FragA::load_column`: every row checked, then the test, then the loads. Entry
-        // `j` is the row of pair `j / 2` (each held twice: `N / 2` is no array length here).
-        let rows: [_; N] =
-            core::array::from_fn(|j| ldmatrix_row(src, (k0 + l % 16) * ld + n0 + 16 * (j / 2) + l / 16 * 8));
+        // `j` is the row of pair `j` (`N / 2` is no array length here: the rest go unused).
+        let rows: [_; N] = ldmatrix_rows(src, (k0 + l % 16) * ld + n0 + l / 16 * 8, 16, N / 2);
         super::warp::require_converged("FragB::load_trans_row");
         let mut out = [Self::from_regs([0; 2]); N];
         for p in 0..N / 2 {
-            let r = ldmatrix_at::<4, true, false>(rows[2 * p]);
+            let r = ldmatrix_at::<4, true, false>(rows[p]);
             out[2 * p] = Self::from_regs([r[0], r[1]]);
             out[2 * p + 1] = Self::from_regs([r[2], r[3]]);
         }
@@ -777,9 +805,11 @@ pub fn cp_async_matrix<T: SharedElem, const N: usize>(
         );
         b
     };
-    let (d, _) = dst.range_ptr(dst_index, N);
-    if (d as usize) % bytes != 0 {
-        misaligned("cp_async_matrix destination", bytes);
+    let _ = dst.range_ptr(dst_index, N); // the bounds check
+                                         // The view's start and the offset each aligned: the start's test is the same for every copy
+                                         // (tested once in a loop), the offset's folds away for indices at multiples of `N`.
+    if (dst.as_ptr() as usize | dst_index * size) % bytes != 0 {
+        misaligned("cp_async_matrix destination (the view's start and the index's offset)", bytes);
     }
     let offset = dst_index * size;
     let base = src.as_ptr();
@@ -793,7 +823,7 @@ pub fn cp_async_matrix<T: SharedElem, const N: usize>(
     // A copy with nothing to read still names an address: the matrix's first element (no byte
     // of it is read).
     let s = base.wrapping_add(if inside { row * cols + col } else { 0 });
-    // SAFETY: `d..d + bytes` is in bounds of the live shared view and aligned (checked above);
+    // SAFETY: `dst + offset .. + bytes` (offset `dst_index * size`) is in bounds of the live shared view and aligned (checked above);
     // `s..s + bytes` lies in the matrix when `inside` (`row < rows`, `col + N <= cols` as both are
     // multiples of `N`; nothing is read otherwise), whose elements are global memory on the GPU (a launcher
     // made it) and non-null and aligned for `T` on the CPU; `s` is aligned to `bytes` (the

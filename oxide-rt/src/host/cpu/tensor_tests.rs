@@ -616,3 +616,39 @@ fn shared_slices_cast_to_wider_elements_and_refuse_misaligned_starts() {
         other => panic!("expected a kernel panic, got {other:?}"),
     }
 }
+
+#[test]
+fn fragment_rows_and_columns_load_what_single_loads_do_and_check_their_last_row() -> TestResult {
+    // A: 32 x 16 (ld 16), B: 16 x 32 (ld 32), element value = index; both views fit exactly.
+    static KA: u8 = 0;
+    static KB: u8 = 0;
+    let same = atomics(32);
+    cpu_launch(&kernel(), LaunchConfig::new(1, 32), || {
+        let sa = __static_shared::<Bf16>(&KA as *const u8, 32 * 16);
+        let sb = __static_shared::<Bf16>(&KB as *const u8, 16 * 32);
+        let t = crate::device::cpu::thread_idx().x as usize;
+        for e in (t..512).step_by(32) {
+            sa.set(e, Bf16::from_f32(e as f32));
+            sb.set(e, Bf16::from_f32(-(e as f32)));
+        }
+        crate::device::cpu::sync_warp(u32::MAX);
+        let col = FragA::load_column::<2>(sa, 16, 0, 0);
+        let singles = [FragA::load(sa, 16, 0, 0), FragA::load(sa, 16, 16, 0)];
+        let row = FragB::load_trans_row::<4>(sb, 32, 0, 0);
+        let b_singles: [FragB<Bf16, M16N8K16>; 4] = core::array::from_fn(|j| FragB::load_trans(sb, 32, 0, 8 * j));
+        let ok =
+            (0..2).all(|i| col[i].regs() == singles[i].regs()) && (0..4).all(|j| row[j].regs() == b_singles[j].regs());
+        same[t].store(ok as u32, Relaxed);
+    })?;
+    assert!(same.iter().all(|x| x.load(Relaxed) == 1), "loaders disagree with single loads");
+    // One row short: the second block's last row is out of bounds.
+    let r = cpu_launch(&kernel(), LaunchConfig::new(1, 32), || {
+        let sa = __static_shared::<Bf16>(&KA as *const u8, 32 * 16);
+        let _ = FragA::load_column::<2>(sa.split_at(31 * 16).0, 16, 0, 0);
+    });
+    match r {
+        Err(Error::KernelPanic { message, .. }) => assert!(message.contains("out of bounds"), "{message}"),
+        other => panic!("expected a kernel panic, got {other:?}"),
+    }
+    Ok(())
+}
