@@ -13,7 +13,7 @@ use super::{one_d_copies::required_block, Line};
 
 /// Adds the ranges to every kernel with a required block or launch bounds; returns how many
 /// reads it bounded.
-pub(super) fn bound_reads(lines: &mut Vec<Line>) -> usize {
+pub(super) fn bound_reads(lines: &mut [Line]) -> usize {
     let mut count = 0;
     let mut i = 0;
     while i < lines.len() {

@@ -582,7 +582,7 @@ fn ldmatrix_row<T: Elem16>(src: SharedSlice<T>, row: usize) -> (*const u8, bool)
     let (ptr, checked) = src.range_ptr(row, 8);
     // The view's start and the offset each 16-byte aligned: the start's test is the same for
     // every row (tested once in a loop), and the offset's folds away for rows at multiples of 8.
-    if (src.as_ptr() as usize | row * core::mem::size_of::<T>()) % 16 != 0 {
+    if (src.as_ptr() as usize | (row * core::mem::size_of::<T>())) % 16 != 0 {
         misaligned("ldmatrix row (the view's start and the row's offset)", 16);
     }
     (ptr as *const u8, checked)
@@ -808,12 +808,12 @@ pub fn cp_async_matrix<T: SharedElem, const N: usize>(
     let _ = dst.range_ptr(dst_index, N); // the bounds check
                                          // The view's start and the offset each aligned: the start's test is the same for every copy
                                          // (tested once in a loop), the offset's folds away for indices at multiples of `N`.
-    if (dst.as_ptr() as usize | dst_index * size) % bytes != 0 {
+    if (dst.as_ptr() as usize | (dst_index * size)) % bytes != 0 {
         misaligned("cp_async_matrix destination (the view's start and the index's offset)", bytes);
     }
     let offset = dst_index * size;
     let base = src.as_ptr();
-    if (base as usize | src.cols() * size | col * size) % bytes != 0 {
+    if (base as usize | (src.cols() * size) | (col * size)) % bytes != 0 {
         misaligned("cp_async_matrix source (matrix start, row length or column)", bytes);
     }
     // `cols` and `col` are multiples of `N` (checked above), so a copy inside the matrix is
