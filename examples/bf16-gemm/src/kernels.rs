@@ -149,11 +149,9 @@ fn warp_product(a: Matrix<Bf16>, b: Matrix<Bf16>, (row0, col0): (usize, usize)) 
 
         let stage = kt % STAGES;
         for kk in (0..BK).step_by(16) {
-            // The warp's fragments of the k-step and its whole tile of products, each after one
-            // test that the warp is whole (see `mma_sync_grid`).
-            let fb = FragB::load_trans_row::<{ WN / 8 }>(sb, B_LD, stage * BK + kk, wn * WN);
-            let fa = FragA::load_column::<{ WM / 16 }>(sa, A_LD, stage * BM + wm * WM, kk);
-            mma_sync_grid(&fa, &fb, &mut acc);
+            // The warp's fragments of the k-step and its whole tile of products, after one test
+            // that the warp is whole (see `mma_sync_tile`).
+            mma_sync_tile(sa, A_LD, (stage * BM + wm * WM, kk), sb, B_LD, (stage * BK + kk, wn * WN), &mut acc);
         }
     }
     cp_async_wait::<0>();

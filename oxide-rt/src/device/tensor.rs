@@ -10,6 +10,7 @@
 //! | [`mma_sync`] on `Tf32` / [`M16N8K8`] | `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` | sm_80 |
 //! | [`mma_sync`] on `i8` / [`M16N8K32`] | `mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32` (wrapping) | sm_80 |
 //! | [`mma_sync_grid`]: an `M x N` tile of the above | `M * N` of the same `mma.sync` after one `activemask` test | sm_80 |
+//! | [`mma_sync_tile`]: a k-step of a warp's tile from shared memory (bf16/f16) | `ldmatrix.x4` (A), `ldmatrix.x4.trans` (B) and `M * N` `mma.sync`, after one `activemask` test | sm_80 |
 //! | [`ldmatrix_x1`], [`ldmatrix_x2`], [`ldmatrix_x4`] (`_trans`: `.trans`) | `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16` | sm_75 (oxide: sm_80) |
 //! | [`cp_async`] of 4 / 8 bytes, of 16 bytes | `cp.async.ca.shared.global` / `cp.async.cg.shared.global` with src-size (zero-fill) | sm_80 |
 //! | [`cp_async_matrix`]: the same from a [`Matrix`]'s row | the same | sm_80 |
@@ -517,6 +518,45 @@ pub fn mma_sync_grid<T: Mma<S>, S: Shape, const M: usize, const N: usize>(
     super::warp::require_converged("mma_sync_grid");
     for (fa, row) in a.iter().zip(acc.iter_mut()) {
         for (fb, c) in b.iter().zip(row.iter_mut()) {
+            let d = T::mma_tested(fa.regs, fb.regs, c.elems.map(Accum::to_bits));
+            *c = FragC::new(d.map(<T::Acc as Accum>::from_bits));
+        }
+    }
+}
+
+/// One k-step of a warp's GEMM tile straight from shared memory: the `M` blocks of A that
+/// [`FragA::load_column`]`(a, a_ld, a_at.0, a_at.1)` loads and the `N` blocks of B that
+/// [`FragB::load_trans_row`]`(b, b_ld, b_at.0, b_at.1)` loads, multiplied into `acc` as
+/// [`mma_sync_grid`] does — with one test that the whole warp is here where those three make
+/// one each (every row is checked first, then the test, then the loads and products, with no
+/// lane-dependent branch among them). The same results and panics.
+#[inline(always)]
+#[track_caller]
+pub fn mma_sync_tile<T: Mma<M16N8K16> + Elem16, const M: usize, const N: usize>(
+    a: SharedSlice<T>,
+    a_ld: usize,
+    a_at: (usize, usize),
+    b: SharedSlice<T>,
+    b_ld: usize,
+    b_at: (usize, usize),
+    acc: &mut [[FragC<T::Acc, M16N8K16>; N]; M],
+) {
+    const { assert!(N % 2 == 0, "mma_sync_tile::<M, N>: N must be even (one ldmatrix.x4 loads two blocks of B)") };
+    let l = super::thread::lane_id() as usize;
+    let (row0, col0) = a_at;
+    let (k0, n0) = b_at;
+    let a_rows: [_; M] = ldmatrix_rows(a, (row0 + l % 16) * a_ld + col0 + l / 16 * 8, 16 * a_ld, M);
+    let b_rows: [_; N] = ldmatrix_rows(b, (k0 + l % 16) * b_ld + n0 + l / 16 * 8, 16, N / 2);
+    super::warp::require_converged("mma_sync_tile");
+    let fa: [FragA<T, M16N8K16>; M] = a_rows.map(|row| FragA::from_regs(ldmatrix_at::<4, false, false>(row)));
+    let mut fb = [FragB::<T, M16N8K16>::from_regs([0; 2]); N];
+    for p in 0..N / 2 {
+        let r = ldmatrix_at::<4, true, false>(b_rows[p]);
+        fb[2 * p] = FragB::from_regs([r[0], r[1]]);
+        fb[2 * p + 1] = FragB::from_regs([r[2], r[3]]);
+    }
+    for (fa, row) in fa.iter().zip(acc.iter_mut()) {
+        for (fb, c) in fb.iter().zip(row.iter_mut()) {
             let d = T::mma_tested(fa.regs, fb.regs, c.elems.map(Accum::to_bits));
             *c = FragC::new(d.map(<T::Acc as Accum>::from_bits));
         }

@@ -652,3 +652,38 @@ fn fragment_rows_and_columns_load_what_single_loads_do_and_check_their_last_row(
     }
     Ok(())
 }
+
+#[test]
+fn mma_sync_tile_equals_the_loaders_and_the_grid() -> TestResult {
+    // A: 32 x 16 (ld 24), B: 16 x 32 (ld 40), small exact values; D = A * B as a 2 x 4 tile of
+    // 16 x 8 blocks, once through `mma_sync_tile`, once through the loaders and `mma_sync_grid`.
+    static KA: u8 = 0;
+    static KB: u8 = 0;
+    let mut rng = Rng(7);
+    let a: Vec<f32> = (0..32 * 16).map(|_| rng.small()).collect();
+    let b: Vec<f32> = (0..16 * 32).map(|_| rng.small()).collect();
+    let same = atomics(32);
+    cpu_launch(&kernel(), LaunchConfig::new(1, 32), || {
+        let sa = __static_shared::<Bf16>(&KA as *const u8, 32 * 24);
+        let sb = __static_shared::<Bf16>(&KB as *const u8, 16 * 40);
+        let t = crate::device::cpu::thread_idx().x as usize;
+        for e in (t..512).step_by(32) {
+            sa.set(e / 16 * 24 + e % 16, Bf16::from_f32(a[e]));
+            sb.set(e / 32 * 40 + e % 32, Bf16::from_f32(b[e]));
+        }
+        crate::device::cpu::sync_warp(u32::MAX);
+        let start: [[FragC<f32, M16N8K16>; 4]; 2] =
+            core::array::from_fn(|i| core::array::from_fn(|j| FragC::new([(i * 4 + j) as f32; 4])));
+        let mut tile = start;
+        mma_sync_tile(sa, 24, (0, 0), sb, 40, (0, 0), &mut tile);
+        let mut grid = start;
+        let fa = FragA::load_column::<2>(sa, 24, 0, 0);
+        let fb = FragB::load_trans_row::<4>(sb, 40, 0, 0);
+        mma_sync_grid(&fa, &fb, &mut grid);
+        let ok = (0..2).all(|i| (0..4).all(|j| tile[i][j].elems == grid[i][j].elems))
+            && tile[1][3].elems != start[1][3].elems;
+        same[t].store(ok as u32, Relaxed);
+    })?;
+    assert!(same.iter().all(|x| x.load(Relaxed) == 1), "mma_sync_tile differs from the loaders and mma_sync_grid");
+    Ok(())
+}
