@@ -15,20 +15,15 @@ use super::{one_d_copies::required_block, Line};
 /// reads it bounded.
 pub(super) fn bound_reads(lines: &mut [Line]) -> usize {
     let mut count = 0;
-    let mut i = 0;
-    while i < lines.len() {
-        let text = &lines[i].text;
-        if !(text.starts_with("define ") && text.contains(" ptx_kernel ")) {
-            i += 1;
-            continue;
-        }
-        let extents = extents(text);
-        i += 1;
-        while i < lines.len() && !lines[i].text.starts_with('}') {
-            if let Some(extents) = &extents {
-                count += usize::from(bound(&mut lines[i].text, extents));
-            }
-            i += 1;
+    // The extents of the kernel whose body the scan is in, if it has any.
+    let mut kernel = None;
+    for line in lines.iter_mut() {
+        if line.text.starts_with("define ") {
+            kernel = if line.text.contains(" ptx_kernel ") { extents(&line.text) } else { None };
+        } else if line.text.starts_with('}') {
+            kernel = None;
+        } else if let Some(extents) = &kernel {
+            count += usize::from(bound(&mut line.text, extents));
         }
     }
     count

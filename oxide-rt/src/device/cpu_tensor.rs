@@ -158,8 +158,7 @@ pub(crate) unsafe fn cp_async(dst: *mut u8, src: *const u8, bytes: usize, src_by
 #[track_caller]
 pub(crate) unsafe fn cp_async_global(dst: *mut u8, offset: usize, src: *const u8, bytes: usize, read: bool) {
     let src_bytes = if read { bytes } else { 0 };
-    // SAFETY: the caller's guarantees; with nothing to read, no byte of `src` is touched (a
-    // copy of 0 bytes from a non-null pointer).
+    // SAFETY: the caller's guarantees; with nothing to read, no byte of `src` is touched (a copy of 0 bytes from a non-null pointer).
     unsafe { cp_async(dst.add(offset), src, bytes, src_bytes) }
 }
 

@@ -863,11 +863,7 @@ pub fn cp_async_matrix<T: SharedElem, const N: usize>(
     // A copy with nothing to read still names an address: the matrix's first element (no byte
     // of it is read).
     let s = base.wrapping_add(if inside { row * cols + col } else { 0 });
-    // SAFETY: `dst + offset .. + bytes` (offset `dst_index * size`) is in bounds of the live shared view and aligned (checked above);
-    // `s..s + bytes` lies in the matrix when `inside` (`row < rows`, `col + N <= cols` as both are
-    // multiples of `N`; nothing is read otherwise), whose elements are global memory on the GPU (a launcher
-    // made it) and non-null and aligned for `T` on the CPU; `s` is aligned to `bytes` (the
-    // matrix's start, row length and `col` are).
+    // SAFETY: `dst + offset .. + bytes` (offset `dst_index * size`) is in bounds of the live shared view and aligned (checked above); `s..s + bytes` lies in the matrix when `inside` (`row < rows`, and `col + N <= cols` as both are multiples of `N`; nothing is read otherwise), whose elements are global memory on the GPU (only a launcher makes a `Matrix`) and non-null and aligned for `T` on the CPU; `s` is aligned to `bytes` (the matrix's start, row length and `col` are).
     unsafe { imp::cp_async_global(dst.as_ptr() as *mut u8, offset, s as *const u8, bytes, inside) }
 }
 
