@@ -3,8 +3,10 @@ C = A @ B for n x n x n matrices (f32 accumulation, 16-bit output), 3 warm-up ru
 median of 20 runs each timed with CUDA events. Prints `cublas_<type>,size,ms,tflops` per size
 and type. Type `bf16_bias_gelu` is what a PyTorch user writes for the fused example,
 `gelu(addmm(bias, A, B))` (exact GELU; cuBLASLt adds the bias, a second kernel applies GELU).
-Used by bf16_gemm.sh (`--types bf16,bf16_bias_gelu`) and hopper_gemm.sh.
-Usage: python3 bench/gpu/gemm_cublas.py [--types bf16,f16,bf16_bias_gelu] [size ...]   (default 4096 8192)"""
+Type `e4m3` is FP8: `torch._scaled_mm` of E4M3 A (row-major) and B (column-major, the layout
+cuBLASLt's FP8 GEMM takes) with unit scales, f32 accumulation, bf16 output.
+Used by bf16_gemm.sh (`--types bf16,bf16_bias_gelu`) and hopper_gemm.sh (`--types bf16,f16,e4m3`).
+Usage: python3 bench/gpu/gemm_cublas.py [--types bf16,f16,bf16_bias_gelu,e4m3] [size ...]   (default 4096 8192)"""
 import sys
 
 import torch
@@ -18,10 +20,19 @@ def bias_gelu(a, b, bias):
     return torch.nn.functional.gelu(torch.addmm(bias, a, b))
 
 
+def scaled_fp8(a, b, bias):
+    return torch._scaled_mm(a, b, scale_a=bias, scale_b=bias, out_dtype=torch.bfloat16)
+
+
 def time_one(n: int, dtype: torch.dtype, op) -> float:
-    a = torch.rand(n, n, device="cuda", dtype=dtype) * 2 - 1
-    b = torch.rand(n, n, device="cuda", dtype=dtype) * 2 - 1
-    bias = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
+    if dtype == torch.float8_e4m3fn:
+        a = (torch.rand(n, n, device="cuda") * 2 - 1).to(dtype)
+        b = (torch.rand(n, n, device="cuda") * 2 - 1).to(dtype).t()  # column-major
+        bias = torch.ones((), device="cuda", dtype=torch.float32)  # the unit scale
+    else:
+        a = torch.rand(n, n, device="cuda", dtype=dtype) * 2 - 1
+        b = torch.rand(n, n, device="cuda", dtype=dtype) * 2 - 1
+        bias = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
     for _ in range(3):
         op(a, b, bias)
     torch.cuda.synchronize()
@@ -37,7 +48,12 @@ def time_one(n: int, dtype: torch.dtype, op) -> float:
     return times[len(times) // 2]
 
 
-TYPES = {"bf16": (torch.bfloat16, product), "f16": (torch.float16, product), "bf16_bias_gelu": (torch.bfloat16, bias_gelu)}
+TYPES = {
+    "bf16": (torch.bfloat16, product),
+    "f16": (torch.float16, product),
+    "bf16_bias_gelu": (torch.bfloat16, bias_gelu),
+    "e4m3": (torch.float8_e4m3fn, scaled_fp8),
+}
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ mod dim;
 pub mod host;
 
 pub use arg::KernelArg;
-pub use device::half::{Bf16, Tf32, F16};
+pub use device::half::{Bf16, Tf32, E4M3, E5M2, F16};
 pub use dim::{Dim3, LaunchConfig, MAX_LAUNCH_THREADS};
 pub use oxide_macros::kernel;
 pub use oxide_macros::KernelArg;

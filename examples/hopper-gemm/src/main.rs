@@ -1,9 +1,9 @@
-//! `hopper-gemm [size] [bf16|f16]`: C = A * B for size^3 (default 4096, bf16) on an sm_90 GPU,
-//! checked against an f64 reference (every 61st row and column above 1024). It needs that GPU:
-//! the CPU executor runs neither TMA nor wgmma.
+//! `hopper-gemm [size] [bf16|f16|e4m3]`: C = A * B for size^3 (default 4096, bf16; e4m3: FP8
+//! inputs, C in bf16) on an sm_90 GPU, checked against an f64 reference (every 61st row and
+//! column above 1024). It needs that GPU: the CPU executor runs neither TMA nor wgmma.
 //!
-//! `hopper-gemm bench [size..]` (GPU only): the bf16 and f16 kernels' median time over 20 runs
-//! (CUDA events, after 3 warm-up runs) per size, default 4096 and 8192, as CSV lines
+//! `hopper-gemm bench [size..]` (GPU only): the bf16, f16 and e4m3 kernels' median time over 20
+//! runs (CUDA events, after 3 warm-up runs) per size, default 4096 and 8192, as CSV lines
 //! `hopper_gemm_<type>,size,ms,tflops`; `bench/gpu/hopper_gemm.sh` prints them next to cuBLAS
 //! (through PyTorch) with the ratio.
 
@@ -11,7 +11,7 @@ use example_common::{differs, run_main, size_arg};
 use hopper_gemm::Elem;
 use oxide_rt::cuda::sys::CUevent_flags;
 use oxide_rt::host::Gpu;
-use oxide_rt::{Bf16, F16};
+use oxide_rt::{Bf16, E4M3, F16};
 use std::error::Error;
 use std::process::ExitCode;
 
@@ -26,7 +26,8 @@ fn main() -> ExitCode {
         match std::env::args().nth(2).as_deref() {
             None | Some("bf16") => check::<Bf16>(gpu, size),
             Some("f16") => check::<F16>(gpu, size),
-            Some(other) => Err(format!("element type `{other}`: use bf16 or f16").into()),
+            Some("e4m3") => check::<E4M3>(gpu, size),
+            Some(other) => Err(format!("element type `{other}`: use bf16, f16 or e4m3").into()),
         }
     })
 }
@@ -54,6 +55,7 @@ fn bench(gpu: &Gpu) -> Result<(), Box<dyn Error>> {
     for size in sizes {
         bench_one::<Bf16>(gpu, size)?;
         bench_one::<F16>(gpu, size)?;
+        bench_one::<E4M3>(gpu, size)?;
     }
     Ok(())
 }

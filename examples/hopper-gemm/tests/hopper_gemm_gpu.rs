@@ -1,7 +1,11 @@
-//! The kernels on the GPU against the f64 reference, bf16 and f16, including ragged edges.
+//! The kernels on the GPU against the f64 reference, bf16, f16 and e4m3, including ragged edges.
 //! Skips (printing why) without a GPU, unless OXIDE_REQUIRE_GPU=1.
 use hopper_gemm::{compare, problem, run_gpu, run_gpu_blocks, Elem};
-use oxide_rt::{Bf16, F16};
+use oxide_rt::{Bf16, E4M3, F16};
+
+/// Shapes for the 16-bit types: one k-tile and many, ragged edges, k a multiple of 8.
+const SHAPES: [(usize, usize, usize); 6] =
+    [(128, 256, 64), (200, 136, 72), (17, 8, 8), (130, 264, 168), (1000, 1032, 520), (256, 512, 4096)];
 
 fn gpu() -> Option<oxide_rt::host::Gpu> {
     match oxide_rt::host::Gpu::new(0) {
@@ -16,10 +20,8 @@ fn gpu() -> Option<oxide_rt::host::Gpu> {
     }
 }
 
-fn sizes<T: Elem>(g: &oxide_rt::host::Gpu) {
-    for &(m, n, k) in
-        &[(128, 256, 64), (200, 136, 72), (17, 8, 8), (130, 264, 168), (1000, 1032, 520), (256, 512, 4096)]
-    {
+fn sizes<T: Elem>(g: &oxide_rt::host::Gpu, shapes: &[(usize, usize, usize)]) {
+    for &(m, n, k) in shapes {
         let p = problem::<T>((m + n + k) as u64, m, n, k);
         let got = run_gpu(&g.stream, &p).unwrap();
         compare(&p, &got, 1).unwrap_or_else(|e| panic!("{} {m} x {n} x {k}: {e}", T::NAME));
@@ -29,13 +31,27 @@ fn sizes<T: Elem>(g: &oxide_rt::host::Gpu) {
 #[test]
 fn bf16_matches_reference() {
     let Some(g) = gpu() else { return };
-    sizes::<Bf16>(&g);
+    sizes::<Bf16>(&g, &SHAPES);
 }
 
 #[test]
 fn f16_matches_reference() {
     let Some(g) = gpu() else { return };
-    sizes::<F16>(&g);
+    sizes::<F16>(&g, &SHAPES);
+}
+
+/// FP8: k a multiple of 16 (rows of 16 bytes), one k-tile of 128 and many, ragged m and n.
+#[test]
+fn e4m3_matches_reference() {
+    let Some(g) = gpu() else { return };
+    sizes::<E4M3>(
+        &g,
+        &[(128, 256, 128), (200, 136, 144), (17, 8, 16), (130, 264, 176), (1000, 1032, 528), (256, 512, 4096)],
+    );
+    let (m, n, k) = (1000, 1032, 528);
+    let p = problem::<E4M3>(5, m, n, k);
+    let got = run_gpu_blocks(&g.stream, &p, 3).unwrap();
+    compare(&p, &got, 1).unwrap_or_else(|e| panic!("e4m3 {m} x {n} x {k} on 3 blocks: {e}"));
 }
 
 /// Few blocks for many tiles: each block takes its tiles round after round, the ring of stages

@@ -19,7 +19,7 @@
 //! | [`tma`] | `cp.async.bulk.tensor` (sm_90): TMA copies with host-built tensor maps |
 //! | [`cluster`] | thread-block clusters (sm_90): ranks, cluster barriers, distributed shared memory |
 //! | [`specialize`] | `elect.sync` (sm_90), `setmaxnreg` (sm_90a): warp specialization |
-//! | [`half`] | `__nv_bfloat16`, `__half`, TF32: [`Bf16`], [`F16`], [`Tf32`] |
+//! | [`half`] | `__nv_bfloat16`, `__half`, TF32, `__nv_fp8_e4m3`, `__nv_fp8_e5m2`: [`Bf16`], [`F16`], [`Tf32`], [`E4M3`], [`E5M2`] |
 //! | [`print`](mod@print) | `printf` ([`dprintln!`](crate::dprintln)) |
 //!
 //! **Inline PTX.** The kernels module is built with `asm_experimental_arch`, so
@@ -78,7 +78,7 @@ pub use crate::dim::Dim3;
 pub use crate::KernelArg;
 pub use crate::{dprint, dprintln, mbarriers, shared_array};
 pub use atomic::{AtomicF32, AtomicF64, AtomicFloat, AtomicInt, Scope};
-pub use half::{Bf16, Tf32, F16};
+pub use half::{Bf16, Tf32, E4M3, E5M2, F16};
 pub use math::Float;
 pub use matrix::Matrix;
 pub use mbarrier::{Mbarrier, Mbarriers};

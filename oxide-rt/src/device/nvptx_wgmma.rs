@@ -1,4 +1,4 @@
-//! NVPTX backend of [`device::wgmma`](super::wgmma): inline PTX for `wgmma`, shared-space addresses and the 16-bit pair conversions
+//! NVPTX backend of [`device::wgmma`](super::wgmma): inline PTX for `wgmma` (bf16, f16, e4m3, e5m2), shared-space addresses and the 16-bit pair conversions
 //! (sm_90a). Each `asm!` is volatile and a compiler memory barrier (`wgmma` reads shared
 //! memory); oxide-build marks every function `convergent`.
 //!
@@ -23,33 +23,34 @@ pub fn shared_addr(p: *const u8) -> u32 {
     r
 }
 
+/// One `wgmma.mma_async` of width `$n` on element type `$ty` (depth `$k`); `$tail` holds the
+/// transpose operands, which only the 16-bit types take.
+macro_rules! wgmma {
+    ($d:ident, $a:ident, $b:ident, $s:ident, $n:literal, $ty:literal, $k:literal, $tail:literal, [$($i:literal)*]) => {
+        // SAFETY: a warpgroup collective every thread of the warpgroup executes with the same descriptors (the rule on `wgmma::WgRunning::mma_async`), which `KMajor::desc` built from in-bounds, aligned shared memory; it writes only the accumulator registers.
+        unsafe {
+            asm!(
+                concat!("{{ .reg .pred %oxp; setp.ne.b32 %oxp, {s}, 0;\n\t",
+                    "wgmma.mma_async.sync.aligned.m64n", $n, $k, ".f32.", $ty, ".", $ty, " {{{0}" $(, ", {", $i, "}")*,
+                    "}}, {a}, {b}, %oxp, 1, 1", $tail, "; }}"),
+                inout(reg32) $d[0], $(inout(reg32) $d[$i],)*
+                a = in(reg64) $a, b = in(reg64) $b, s = in(reg32) $s, options(nostack)
+            )
+        }
+    };
+}
+
 macro_rules! shape {
     ($mma:ident, $wait:ident, $n:literal, [$($i:literal)*]) => {
-        /// `wgmma.mma_async` of this shape on bf16 (`kind` 0) or f16 (1) descriptors.
+        /// `wgmma.mma_async` of this shape on bf16 (`kind` 0), f16 (1), e4m3 (2) or e5m2 (3)
+        /// descriptors (`WgmmaElem::KIND`); FP8 takes no transpose operands.
         #[inline(always)]
         pub fn $mma(kind: u8, d: &mut [u32; $n / 2], a: u64, b: u64, scale_d: u32) {
-            if kind == 0 {
-                // SAFETY: a warpgroup collective every thread of the warpgroup executes with the same descriptors (the rule on `wgmma::WgRunning::mma_async`), which `KMajor::desc` built from in-bounds, aligned shared memory; it writes only the accumulator registers.
-                unsafe {
-                    asm!(
-                        concat!("{{ .reg .pred %oxp; setp.ne.b32 %oxp, {s}, 0;\n\t",
-                            "wgmma.mma_async.sync.aligned.m64n", $n, "k16.f32.bf16.bf16 {{{0}" $(, ", {", $i, "}")*,
-                            "}}, {a}, {b}, %oxp, 1, 1, 0, 0; }}"),
-                        inout(reg32) d[0], $(inout(reg32) d[$i],)*
-                        a = in(reg64) a, b = in(reg64) b, s = in(reg32) scale_d, options(nostack)
-                    )
-                }
-            } else {
-                // SAFETY: as above, on f16 tiles.
-                unsafe {
-                    asm!(
-                        concat!("{{ .reg .pred %oxp; setp.ne.b32 %oxp, {s}, 0;\n\t",
-                            "wgmma.mma_async.sync.aligned.m64n", $n, "k16.f32.f16.f16 {{{0}" $(, ", {", $i, "}")*,
-                            "}}, {a}, {b}, %oxp, 1, 1, 0, 0; }}"),
-                        inout(reg32) d[0], $(inout(reg32) d[$i],)*
-                        a = in(reg64) a, b = in(reg64) b, s = in(reg32) scale_d, options(nostack)
-                    )
-                }
+            match kind {
+                0 => wgmma!(d, a, b, scale_d, $n, "bf16", "k16", ", 0, 0", [$($i)*]),
+                1 => wgmma!(d, a, b, scale_d, $n, "f16", "k16", ", 0, 0", [$($i)*]),
+                2 => wgmma!(d, a, b, scale_d, $n, "e4m3", "k32", "", [$($i)*]),
+                _ => wgmma!(d, a, b, scale_d, $n, "e5m2", "k32", "", [$($i)*]),
             }
         }
 

@@ -1,11 +1,13 @@
 //! Hopper warpgroup tensor cores (sm_90a): `wgmma.mma_async`, where the 128 threads of a
-//! warpgroup (4 consecutive warps, the first a multiple of 4) multiply a 64 x 16 matrix A by a
-//! 16 x N matrix B, both read from shared memory through 64-bit *matrix descriptors*, into a
-//! 64 x N f32 accumulator held in registers, asynchronously.
+//! warpgroup (4 consecutive warps, the first a multiple of 4) multiply a 64 x K matrix A by a
+//! K x N matrix B (K = 16 for 16-bit elements, 32 for 8-bit floats: 32 bytes of each row), both
+//! read from shared memory through 64-bit *matrix descriptors*, into a 64 x N f32 accumulator
+//! held in registers, asynchronously.
 //!
 //! | operation | PTX instruction | needs |
 //! | --- | --- | --- |
 //! | [`WgRunning::mma_async`] on `Bf16` / `F16`, shape [`M64N64K16`], [`M64N128K16`], [`M64N256K16`] | `wgmma.mma_async.sync.aligned.m64n{64,128,256}k16.f32.{bf16,f16}.{bf16,f16}` | sm_90a |
+//! | [`WgRunning::mma_async`] on `E4M3` / `E5M2` (FP8), the same accumulators (aliases [`M64N64K32`], [`M64N128K32`], [`M64N256K32`]) | `wgmma.mma_async.sync.aligned.m64n{64,128,256}k32.f32.{e4m3,e5m2}.{e4m3,e5m2}` | sm_90a |
 //! | [`fence`], [`WgAcc::start`] | `wgmma.fence.sync.aligned` | sm_90a |
 //! | [`commit_group`] | `wgmma.commit_group.sync.aligned` | sm_90a |
 //! | [`WgRunning::commit_wait`], [`WgRunning::finish`] | `wgmma.commit_group.sync.aligned` + `wgmma.wait_group.sync.aligned N` | sm_90a |
@@ -23,7 +25,8 @@
 //! A tile of `ROWS x K` elements is laid out in shared memory as [`KMajor`] says, with one of
 //! four [`Swizzle`] modes; [`KMajor::index`] gives the element index of (row, k), so code
 //! that fills a tile (or TMA with the same swizzle) writes what the tensor cores read, and
-//! [`KMajor::desc`] builds the descriptor of the `rows x 16` slice at (row0, k0):
+//! [`KMajor::desc`] builds the descriptor of the `rows x WG_K` slice at (row0, k0) (`WG_K` =
+//! [`WgmmaElem::WG_K`], one `wgmma`'s depth: 16 bf16 / f16 or 32 FP8 elements, 32 bytes):
 //!
 //! | bits | field |
 //! | --- | --- |
@@ -91,6 +94,17 @@
 //!     acc.mma_async(a, b, true)
 //! }
 //! ```
+//! FP8 runs on the same accumulators, each `wgmma` 32 deep; a tile's descriptors step by
+//! [`TileRing::step_desc`] (the `J`-th wgmma of a k-tile, whatever the element's size):
+//! ```
+//! use oxide_rt::device::wgmma::*;
+//! use oxide_rt::E4M3;
+//! type L = KMajor<E4M3, Swizzle128B, 64, 128>; // 64 rows of 128 bytes: four k32 wgmmas
+//! fn fp8(acc: &mut WgRunning<M64N128K32>, a: TileRing<E4M3, Swizzle128B, 64, 128, 4>, b: TileRing<E4M3, Swizzle128B, 128, 128, 4>, i: usize) {
+//!     acc.mma_async(a.step_desc::<0>(i), b.step_desc::<0>(i), true);
+//!     acc.mma_async(a.step_desc::<3>(i), b.step_desc::<3>(i), true);
+//! }
+//! ```
 //! Nor element types without a wgmma of this kind:
 //! ```compile_fail
 //! use oxide_rt::device::wgmma::*;
@@ -121,14 +135,14 @@
 //! `WgRunning` dropped or forgotten in flight leaves a `wgmma` whose result nothing reads,
 //! which ptxas removes, so no asynchronous write lands in registers given to other values —
 //! checked in the SASS of ptxas 13.0 for sm_90a). The descriptors are bounds-checked when
-//! built (the slice `rows x 16` must lie in the tile, the tile in its view, the view aligned to
+//! built (the slice `rows x WG_K` must lie in the tile, the tile in its view, the view aligned to
 //! the swizzle atom): a panic otherwise.
 //!
 //! The CPU executor does not emulate wgmma: a kernel that reaches [`WgRunning::mma_async`],
 //! [`fence`], [`commit_group`] or a wait there stops with a panic naming the operation, which the
 //! CPU launcher returns as `Err` — never a wrong answer. Descriptors and layouts work on both.
 
-use super::half::{Bf16, F16};
+use super::half::{Bf16, E4M3, E5M2, F16};
 use super::shared::{SharedElem, SharedSlice};
 use core::marker::PhantomData;
 
@@ -142,12 +156,21 @@ mod sealed {
 // ---------------------------------------------------------------------------------------------
 // Element types and shapes
 
-/// An input element type of `wgmma.mma_async` with f32 accumulation: [`Bf16`], [`F16`].
+/// An input element type of `wgmma.mma_async` with f32 accumulation: [`Bf16`], [`F16`] and the
+/// FP8 types [`E4M3`], [`E5M2`].
 pub trait WgmmaElem: sealed::Sealed + SharedElem {
     /// Its PTX type name.
     const PTX: &'static str;
+    /// The depth of one `wgmma` on it, in elements: 32 bytes of each row (16 for 16-bit types,
+    /// 32 for FP8).
+    const WG_K: usize;
     #[doc(hidden)]
     const KIND: u8;
+}
+
+/// An element type [`WgmmaTile::store`] writes accumulators as: [`Bf16`], [`F16`] (16-bit, so a
+/// quad's eight neighbouring columns are one 16-byte store).
+pub trait WgmmaOut: WgmmaElem {
     /// `[x, y]` rounded to this type (to nearest even): one `cvt.rn.{bf16,f16}x2.f32` on the GPU.
     fn pair_from_f32(x: f32, y: f32) -> [Self; 2];
     #[doc(hidden)]
@@ -158,7 +181,10 @@ pub trait WgmmaElem: sealed::Sealed + SharedElem {
 impl sealed::Sealed for Bf16 {}
 impl WgmmaElem for Bf16 {
     const PTX: &'static str = "bf16";
+    const WG_K: usize = 16;
     const KIND: u8 = 0;
+}
+impl WgmmaOut for Bf16 {
     #[inline(always)]
     fn pair_from_f32(x: f32, y: f32) -> [Self; 2] {
         #[cfg(target_arch = "nvptx64")]
@@ -178,7 +204,10 @@ impl WgmmaElem for Bf16 {
 impl sealed::Sealed for F16 {}
 impl WgmmaElem for F16 {
     const PTX: &'static str = "f16";
+    const WG_K: usize = 16;
     const KIND: u8 = 1;
+}
+impl WgmmaOut for F16 {
     #[inline(always)]
     fn pair_from_f32(x: f32, y: f32) -> [Self; 2] {
         #[cfg(target_arch = "nvptx64")]
@@ -196,7 +225,35 @@ impl WgmmaElem for F16 {
     }
 }
 
-/// The shape of one `wgmma.mma_async`: `64 x N x 16`.
+impl sealed::Sealed for E4M3 {}
+impl WgmmaElem for E4M3 {
+    const PTX: &'static str = "e4m3";
+    const WG_K: usize = 32;
+    const KIND: u8 = 2;
+}
+impl sealed::Sealed for E5M2 {}
+impl WgmmaElem for E5M2 {
+    const PTX: &'static str = "e5m2";
+    const WG_K: usize = 32;
+    const KIND: u8 = 3;
+}
+
+/// The PTX name of a `wgmma` of `kind` (a [`WgmmaElem::KIND`]) and width `n`, for the CPU
+/// executor's error.
+#[cfg(not(target_arch = "nvptx64"))]
+macro_rules! mma_name {
+    ($kind:expr, $n:literal) => {
+        match $kind {
+            0 => concat!("wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16.f32.bf16.bf16"),
+            1 => concat!("wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16.f32.f16.f16"),
+            2 => concat!("wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k32.f32.e4m3.e4m3"),
+            _ => concat!("wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k32.f32.e5m2.e5m2"),
+        }
+    };
+}
+
+/// The shape of one `wgmma.mma_async`'s accumulator: `64 x N`, f32 (the product `64 x N x 16`
+/// on 16-bit elements, `64 x N x 32` on FP8).
 pub trait WgShape: sealed::Sealed + Copy {
     const N: usize;
     /// One thread's accumulator registers: `N / 2` f32 as bits.
@@ -212,7 +269,7 @@ pub trait WgShape: sealed::Sealed + Copy {
 
 macro_rules! shapes {
     ($($name:ident = $n:literal, $mma:ident, $wait:ident;)*) => {$(
-        #[doc = concat!("64 x ", stringify!($n), " x 16: an accumulator of ", stringify!($n), " / 2 f32 per thread.")]
+        #[doc = concat!("64 x ", stringify!($n), " x 16 (x 32 on FP8): an accumulator of ", stringify!($n), " / 2 f32 per thread.")]
         #[derive(Clone, Copy, Debug, Default)]
         pub struct $name;
         impl sealed::Sealed for $name {}
@@ -227,8 +284,8 @@ macro_rules! shapes {
                 imp::$mma(kind, d, a, b, scale_d as u32);
                 #[cfg(not(target_arch = "nvptx64"))]
                 {
-                    let _ = (kind, d, a, b, scale_d);
-                    cpu_unsupported(concat!("wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16"));
+                    let _ = (d, a, b, scale_d);
+                    cpu_unsupported(mma_name!(kind, $n));
                 }
             }
             #[inline(always)]
@@ -250,6 +307,13 @@ shapes! {
     M64N128K16 = 128, mma_n128, wait_n128;
     M64N256K16 = 256, mma_n256, wait_n256;
 }
+
+/// [`M64N64K16`]'s accumulator, named for FP8 `wgmma`s (`m64n64k32`).
+pub type M64N64K32 = M64N64K16;
+/// [`M64N128K16`]'s accumulator, named for FP8 `wgmma`s (`m64n128k32`).
+pub type M64N128K32 = M64N128K16;
+/// [`M64N256K16`]'s accumulator, named for FP8 `wgmma`s (`m64n256k32`).
+pub type M64N256K32 = M64N256K16;
 
 // ---------------------------------------------------------------------------------------------
 // Swizzle modes and K-major layouts
@@ -278,14 +342,14 @@ macro_rules! swizzles {
 }
 swizzles! {
     NoSwizzle = 0, 0, "No swizzle: 8 x 16-byte core matrices, each 128 contiguous bytes, along K first, then the next 8 rows.";
-    Swizzle32B = 32, 3, "32-byte rows (16 bf16); chunk bit 0 ^= row bit 2. Atoms of 8 rows: 256 bytes, 256-byte aligned.";
-    Swizzle64B = 64, 2, "64-byte rows (32 bf16); chunk bits 0-1 ^= row bits 1-2. Atoms of 512 bytes, 512-byte aligned.";
-    Swizzle128B = 128, 1, "128-byte rows (64 bf16); chunk bits 0-2 ^= row bits 0-2. Atoms of 1024 bytes, 1024-byte aligned.";
+    Swizzle32B = 32, 3, "32-byte rows (16 bf16, 32 FP8); chunk bit 0 ^= row bit 2. Atoms of 8 rows: 256 bytes, 256-byte aligned.";
+    Swizzle64B = 64, 2, "64-byte rows (32 bf16, 64 FP8); chunk bits 0-1 ^= row bits 1-2. Atoms of 512 bytes, 512-byte aligned.";
+    Swizzle128B = 128, 1, "128-byte rows (64 bf16, 128 FP8); chunk bits 0-2 ^= row bits 0-2. Atoms of 1024 bytes, 1024-byte aligned.";
 }
 
 /// The shared-memory layout of a K-major `ROWS x K` tile of `T` with swizzle `SW`: where
 /// element (row, k) lives ([`index`](Self::index)) and the matrix descriptors of its
-/// `rows x 16` slices ([`desc`](Self::desc)).
+/// `rows x WG_K` slices ([`desc`](Self::desc); `WG_K` = [`WgmmaElem::WG_K`]).
 ///
 /// Swizzled (`SW::BYTES` = 32, 64 or 128): the tile is `K / W` column blocks of `W =
 /// SW::BYTES / size_of::<T>()` elements, one after the other; in a block, row `r` is `SW::BYTES`
@@ -293,7 +357,7 @@ swizzles! {
 /// (SW::BYTES / 16))`. Not swizzled: 8-row x 16-byte core matrices of 128 contiguous bytes,
 /// core matrix (`r / 8`, `k / 8`) at `(r / 8 * K / 8 + k / 8) * 128` bytes.
 ///
-/// `ROWS` must be a multiple of 8 and `K` of 16 and, when swizzled, of `W` (a compile error
+/// `ROWS` must be a multiple of 8 and `K` of `WG_K` and, when swizzled, of `W` (a compile error
 /// otherwise).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KMajor<T, SW, const ROWS: usize, const K: usize>(PhantomData<(T, SW)>);
@@ -303,8 +367,8 @@ impl<T: WgmmaElem, SW: Swizzle, const ROWS: usize, const K: usize> KMajor<T, SW,
     /// Elements per swizzle row (0 when not swizzled).
     const W: usize = SW::BYTES / Self::SIZE;
     const OK: () = assert!(
-        ROWS % 8 == 0 && ROWS > 0 && K % 16 == 0 && K > 0 && (SW::BYTES == 0 || K % Self::W == 0),
-        "KMajor<T, SW, ROWS, K>: ROWS must be a multiple of 8, K of 16 and of the swizzle row (16, 32 or 64 bf16)"
+        ROWS % 8 == 0 && ROWS > 0 && K % T::WG_K == 0 && K > 0 && (SW::BYTES == 0 || K % Self::W == 0),
+        "KMajor<T, SW, ROWS, K>: ROWS must be a multiple of 8, K of one wgmma's depth (16 bf16 / f16, 32 FP8) and of the swizzle row (32, 64 or 128 bytes)"
     );
 
     /// Elements in the tile.
@@ -354,7 +418,7 @@ impl<T: WgmmaElem, SW: Swizzle, const ROWS: usize, const K: usize> KMajor<T, SW,
     pub fn ring<const COUNT: usize>(view: SharedSlice<T>) -> TileRing<T, SW, ROWS, K, COUNT> {
         let () = Self::OK;
         if view.len() < COUNT * Self::LEN {
-            bad_slice(0, 0, ROWS * COUNT, K, view.len());
+            bad_slice(0, 0, ROWS * COUNT, K, view.len(), T::WG_K);
         }
         if view.as_ptr() as usize % Self::ALIGN != 0 {
             misaligned(Self::ALIGN);
@@ -363,16 +427,17 @@ impl<T: WgmmaElem, SW: Swizzle, const ROWS: usize, const K: usize> KMajor<T, SW,
         TileRing { view: view.split_at(COUNT * Self::LEN).0, addr, _sw: PhantomData }
     }
 
-    /// The descriptor of the `(ROWS - row0) x 16` slice whose first element is (row0, k0) of
+    /// The descriptor of the `(ROWS - row0) x WG_K` slice whose first element is (row0, k0) of
     /// the tile occupying `tile[0..LEN]` — for `wgmma`'s A (64 rows used) or B (N rows used).
-    /// `row0` must be a multiple of 8 and `k0` of 16, `k0 + 16 <= K`, `tile` at least `LEN`
+    /// `row0` must be a multiple of 8 and `k0` of `WG_K` ([`WgmmaElem::WG_K`]: 16 for 16-bit
+    /// elements, 32 for FP8), `k0 + WG_K <= K`, `tile` at least `LEN`
     /// long and aligned to [`ALIGN`](Self::ALIGN) bytes: a panic otherwise.
     #[inline(always)]
     #[track_caller]
     pub fn desc(tile: SharedSlice<T>, row0: usize, k0: usize) -> MatDesc<T> {
         let () = Self::OK;
-        if row0 % 8 != 0 || row0 >= ROWS || k0 % 16 != 0 || k0 + 16 > K || tile.len() < Self::LEN {
-            bad_slice(row0, k0, ROWS, K, tile.len());
+        if row0 % 8 != 0 || row0 >= ROWS || k0 % T::WG_K != 0 || k0 + T::WG_K > K || tile.len() < Self::LEN {
+            bad_slice(row0, k0, ROWS, K, tile.len(), T::WG_K);
         }
         let base = tile.as_ptr() as usize;
         if base % Self::ALIGN != 0 {
@@ -420,14 +485,32 @@ impl<T: WgmmaElem, SW: Swizzle, const ROWS: usize, const K: usize, const COUNT: 
         self.view.split_at(i % COUNT * len).1.split_at(n.saturating_mul(len)).0
     }
 
-    /// The descriptor of the `ROWS x 16` slice at column `K0` of tile `i % COUNT`.
+    /// The descriptor of the `ROWS x WG_K` slice at column `K0` of tile `i % COUNT` (`K0` a
+    /// multiple of [`WgmmaElem::WG_K`] with `K0 + WG_K <= K`: a compile error otherwise).
     #[inline(always)]
     pub fn desc<const K0: usize>(self, i: usize) -> MatDesc<T> {
         const {
-            assert!(K0 % 16 == 0 && K0 + 16 <= K, "TileRing::desc::<K0>: K0 must be a multiple of 16 with K0 + 16 <= K")
+            assert!(
+                K0 % T::WG_K == 0 && K0 + T::WG_K <= K,
+                "TileRing::desc::<K0>: K0 must be a multiple of one wgmma's depth (16 bf16 / f16, 32 FP8) with K0 + depth <= K"
+            )
         };
+        self.at(i, K0)
+    }
+
+    /// The descriptor of the `J`-th `wgmma`'s slice of tile `i % COUNT`: columns `J * WG_K..`
+    /// (`(J + 1) * WG_K <= K`: a compile error otherwise). The same code steps through a k-tile
+    /// of 16-bit or FP8 elements: `step_desc::<0>` .. `step_desc::<3>` of a 128-byte row.
+    #[inline(always)]
+    pub fn step_desc<const J: usize>(self, i: usize) -> MatDesc<T> {
+        const { assert!((J + 1) * T::WG_K <= K, "TileRing::step_desc::<J>: the J-th wgmma's slice must lie in the tile") };
+        self.at(i, J * T::WG_K)
+    }
+
+    #[inline(always)]
+    fn at(self, i: usize, k0: usize) -> MatDesc<T> {
         let l = KMajor::<T, SW, ROWS, K>::LEN * core::mem::size_of::<T>();
-        let (offset, lbo, sbo) = KMajor::<T, SW, ROWS, K>::geometry(0, K0);
+        let (offset, lbo, sbo) = KMajor::<T, SW, ROWS, K>::geometry(0, k0);
         let addr = self.addr + (i % COUNT * l + offset) as u32;
         MatDesc { bits: encode(addr, lbo as u32, sbo as u32, SW::MODE), rows: ROWS as u32, _t: PhantomData }
     }
@@ -445,7 +528,7 @@ const fn field(v: u32) -> u64 {
     ((v >> 4) & 0x3fff) as u64
 }
 
-/// A shared-memory matrix descriptor of a `rows x 16` K-major slice of `T` (see [`KMajor::desc`]).
+/// A shared-memory matrix descriptor of a `rows x WG_K` K-major slice of `T` (see [`KMajor::desc`]).
 pub struct MatDesc<T> {
     bits: u64,
     /// Rows of the tile from the slice's first on (what `wgmma` may read).
@@ -586,15 +669,19 @@ pub struct WgRunning<S: WgShape> {
 }
 
 impl<S: WgShape> WgRunning<S> {
-    /// `acc = A * B + (accumulate ? acc : 0)` for a 64 x 16 A and a 16 x N B in shared memory
-    /// (PTX `wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T`, both K-major), started
-    /// asynchronously. A warpgroup collective; panics when `a` has fewer than 64 rows or `b`
-    /// fewer than N.
+    /// `acc = A * B + (accumulate ? acc : 0)` for a 64 x K A and a K x N B in shared memory
+    /// (PTX `wgmma.mma_async.sync.aligned.m64nNkK.f32.T.T`, both K-major; K =
+    /// [`WgmmaElem::WG_K`]: 16 on bf16 / f16, 32 on FP8), started asynchronously. A warpgroup
+    /// collective; panics when `a` has fewer than 64 rows or `b` fewer than N.
+    ///
+    /// On FP8, Hopper's tensor cores add into the accumulator with less than f32's precision
+    /// (published measurements: about 14 significant bits), so long sums lose more than on
+    /// 16-bit inputs; the GEMM example's check allows for it.
     #[inline(always)]
     #[track_caller]
     pub fn mma_async<T: WgmmaElem>(&mut self, a: MatDesc<T>, b: MatDesc<T>, accumulate: bool) {
         if a.rows < 64 || (b.rows as usize) < S::N {
-            too_few_rows(a.rows, b.rows, S::N);
+            too_few_rows(a.rows, b.rows, S::N, T::WG_K);
         }
         S::mma(T::KIND, &mut self.regs, a.bits, b.bits, accumulate);
     }
@@ -768,7 +855,7 @@ fn element_position<const BN: usize>(
     (row < rows && col < cols).then_some((row, col))
 }
 
-impl<T: WgmmaElem, const BM: usize, const BN: usize, const WG0: usize> WgmmaTile<'_, T, BM, BN, WG0> {
+impl<T: WgmmaOut, const BM: usize, const BN: usize, const WG0: usize> WgmmaTile<'_, T, BM, BN, WG0> {
     /// Stores this warpgroup's accumulator into its 64 x BN piece of the tile, rounded to `T`:
     /// every element [`get_mut`](Self::get_mut) reaches, no other. The four lanes of each quad
     /// trade their column pairs (`shfl.sync`) so that each holds eight neighbouring columns of a
@@ -1074,10 +1161,10 @@ fn cpu_unsupported(ptx: &str) -> ! {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn bad_slice(row0: usize, k0: usize, rows: usize, k: usize, len: usize) -> ! {
+fn bad_slice(row0: usize, k0: usize, rows: usize, k: usize, len: usize, depth: usize) -> ! {
     panic!(
         "wgmma descriptor of the slice at row {row0}, k {k0} of a {rows} x {k} tile in a view of {len} elements: \
-         row0 must be a multiple of 8 below ROWS, k0 a multiple of 16 with k0 + 16 <= K, and the view hold the tile"
+         row0 must be a multiple of 8 below ROWS, k0 a multiple of {depth} with k0 + {depth} <= K, and the view hold the tile"
     )
 }
 
@@ -1091,8 +1178,8 @@ fn misaligned(align: usize) -> ! {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn too_few_rows(a: u32, b: u32, n: usize) -> ! {
-    panic!("wgmma.mma_async 64 x {n} x 16: A's descriptor has {a} rows (needs 64), B's {b} (needs {n})")
+fn too_few_rows(a: u32, b: u32, n: usize, k: usize) -> ! {
+    panic!("wgmma.mma_async 64 x {n} x {k}: A's descriptor has {a} rows (needs 64), B's {b} (needs {n})")
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //! ```
 
 use super::Error;
-use crate::device::half::{Bf16, F16};
+use crate::device::half::{Bf16, E4M3, E5M2, F16};
 use crate::device::tma::{CpuTensorMap, TensorMapInfo};
 use cudarc::driver::{sys, CudaSlice, CudaStream, CudaViewMut, DeviceRepr, SyncOnDrop};
 use std::cell::RefCell;
@@ -63,7 +63,7 @@ mod sealed {
 }
 
 /// An element type TMA copies: `u8`, `i8`, `u16`, `i16`, `u32`, `i32`, `u64`, `i64`, `f32`,
-/// `f64`, [`F16`], [`Bf16`].
+/// `f64`, [`F16`], [`Bf16`], [`E4M3`], [`E5M2`] (the 8-bit floats as `UINT8`: TMA only moves them).
 pub trait TmaElem: sealed::Sealed + Copy {
     #[doc(hidden)]
     const DATA_TYPE: sys::CUtensorMapDataType;
@@ -83,7 +83,8 @@ tma_elems!(
     u32 => CU_TENSOR_MAP_DATA_TYPE_UINT32, i32 => CU_TENSOR_MAP_DATA_TYPE_INT32,
     u64 => CU_TENSOR_MAP_DATA_TYPE_UINT64, i64 => CU_TENSOR_MAP_DATA_TYPE_INT64,
     f32 => CU_TENSOR_MAP_DATA_TYPE_FLOAT32, f64 => CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-    F16 => CU_TENSOR_MAP_DATA_TYPE_FLOAT16, Bf16 => CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+    F16 => CU_TENSOR_MAP_DATA_TYPE_FLOAT16, Bf16 => CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+    E4M3 => CU_TENSOR_MAP_DATA_TYPE_UINT8, E5M2 => CU_TENSOR_MAP_DATA_TYPE_UINT8
 );
 
 /// The shape of a tensor and of the box one TMA copy moves, `D` = 1..=5 dimensions, innermost

@@ -34,11 +34,13 @@ pub fn floats(seed: u64, len: usize) -> Vec<f32> {
         .collect()
 }
 
-/// `C = A[64..128] * B^T` (A 128 x 64, B n x 64, row-major, exact inputs) in f64, and the f32
-/// accumulation's error bound per element: `(k + 2) u sum|a b|`.
-pub fn reference(a: &[f32], b: &[f32], n: usize) -> (Vec<f64>, Vec<f64>) {
-    let k = kernels::K;
+/// `C = A[64..128] * B^T` (A 128 x k, B n x k, row-major, exact inputs) in f64, and the
+/// accumulation's error bound per element: `(k + 2) u sum|a b|` in f32 (`u = 2^-24`); on FP8
+/// (`fp8`), whose tensor-core sums keep about 14 significant bits, `(k / 32 + 8) 2^-12 sum|a b|`
+/// (a wrong element, k-slice or swizzle is off by about the value itself, far outside either).
+pub fn reference(a: &[f32], b: &[f32], n: usize, k: usize, fp8: bool) -> (Vec<f64>, Vec<f64>) {
     let (mut c, mut tol) = (vec![0f64; 64 * n], vec![0f64; 64 * n]);
+    let unit = if fp8 { (k as f64 / 32.0 + 8.0) * 2f64.powi(-12) } else { (k as f64 + 2.0) * 2f64.powi(-24) };
     for r in 0..64 {
         for j in 0..n {
             let (mut dot, mut abs) = (0f64, 0f64);
@@ -48,7 +50,7 @@ pub fn reference(a: &[f32], b: &[f32], n: usize) -> (Vec<f64>, Vec<f64>) {
                 abs += p.abs();
             }
             c[r * n + j] = dot;
-            tol[r * n + j] = (k as f64 + 2.0) * (f32::EPSILON as f64 / 2.0) * abs + 1e-30;
+            tol[r * n + j] = unit * abs + 1e-30;
         }
     }
     (c, tol)

@@ -1,7 +1,7 @@
 //! The CPU executor does not emulate wgmma: the launch returns an Err naming the operation
 //! (never a wrong answer).
-use oxide_rt::{Bf16, LaunchConfig};
-use wgmma_ops::kernels::{self, A_ROWS, K, SHARED_BYTES};
+use oxide_rt::{Bf16, LaunchConfig, E4M3};
+use wgmma_ops::kernels::{self, A_ROWS, K, K_FP8, SHARED_BYTES};
 
 #[test]
 fn cpu_executor_refuses_wgmma_with_an_error_naming_it() {
@@ -12,6 +12,18 @@ fn cpu_executor_refuses_wgmma_with_an_error_naming_it() {
     let e = kernels::cpu_wgmma_bf16_n64_with(cfg, 3, &a, &b, &mut out).unwrap_err().to_string();
     assert!(e.contains("`wgmma.fence.sync.aligned` (device::wgmma) cannot run on the CPU executor"), "{e}");
     assert!(e.contains("run this kernel on an sm_90 GPU"), "{e}");
+    assert!(out.iter().all(|v| *v == 0.0), "no output is written");
+}
+
+/// The same for FP8: an Err naming the operation, no output.
+#[test]
+fn cpu_executor_refuses_fp8_wgmma_too() {
+    let a = vec![E4M3::from_f32(1.0); A_ROWS * K_FP8];
+    let b = vec![E4M3::from_f32(1.0); 64 * K_FP8];
+    let mut out = vec![0f32; 64 * 64];
+    let cfg = LaunchConfig::new(1, 128).shared_mem_bytes(SHARED_BYTES as u32);
+    let e = kernels::cpu_wgmma_e4m3_n64_with(cfg, 3, &a, &b, &mut out).unwrap_err().to_string();
+    assert!(e.contains("(device::wgmma) cannot run on the CPU executor"), "{e}");
     assert!(out.iter().all(|v| *v == 0.0), "no output is written");
 }
 
@@ -32,6 +44,7 @@ fn impossible_descriptors_are_errors_naming_the_rule() {
         (1, "row 4, k 0 of a 64 x 64 tile"),
         (2, "not 1024-byte aligned"),
         (3, "in a view of 64 elements"),
+        (4, "k0 a multiple of 32 with k0 + 32 <= K"),
     ] {
         let e = kernels::cpu_bad_descriptor_with(cfg, case, &mut out).unwrap_err().to_string();
         assert!(e.contains(want), "case {case}: {e}");

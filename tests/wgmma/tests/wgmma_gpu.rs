@@ -1,10 +1,10 @@
-//! Every wgmma shape on bf16 and f16, in every swizzle mode, on the GPU against the f64
+//! Every wgmma shape on bf16, f16, e4m3 and e5m2, in every swizzle mode, on the GPU against the f64
 //! reference. Skips (printing why) without a GPU, unless OXIDE_REQUIRE_GPU=1.
 use oxide_rt::cuda::CudaSlice;
 use oxide_rt::host::{synchronize, Gpu};
-use oxide_rt::{Bf16, LaunchConfig, F16};
+use oxide_rt::{Bf16, LaunchConfig, E4M3, E5M2, F16};
 use std::sync::OnceLock;
-use wgmma_ops::kernels::{self, A_ROWS, K, SHARED_BYTES};
+use wgmma_ops::kernels::{self, A_ROWS, K, K_FP8, SHARED_BYTES};
 use wgmma_ops::{floats, gather, reference, within};
 
 fn gpu() -> Option<&'static Gpu> {
@@ -20,20 +20,22 @@ const MODES: [&str; 4] = ["no swizzle", "32B swizzle", "64B swizzle", "128B swiz
 
 type Launch<T> = fn(&Gpu, u32, &CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<f32>) -> Result<(), oxide_rt::Error>;
 
-/// Runs `launch` for a 64 x n x 64 product in each swizzle mode and checks it.
+/// Runs `launch` for a 64 x n x k product in each swizzle mode and checks it (`k` = 64 on 16-bit
+/// types, 128 on FP8).
 fn check<T: oxide_rt::KernelArg + Copy>(
     what: &str,
     n: usize,
+    k: usize,
     convert: fn(f32) -> T,
     back: fn(T) -> f32,
     launch: Launch<T>,
 ) {
     let Some(g) = gpu() else { return };
     let s = &g.stream;
-    let a: Vec<T> = floats(n as u64, A_ROWS * K).into_iter().map(convert).collect();
-    let b: Vec<T> = floats(n as u64 + 1000, n * K).into_iter().map(convert).collect();
+    let a: Vec<T> = floats(n as u64, A_ROWS * k).into_iter().map(convert).collect();
+    let b: Vec<T> = floats(n as u64 + 1000, n * k).into_iter().map(convert).collect();
     let exact = |v: &[T]| v.iter().map(|x| back(*x)).collect::<Vec<f32>>();
-    let (want, tol) = reference(&exact(&a), &exact(&b), n);
+    let (want, tol) = reference(&exact(&a), &exact(&b), n, k, k == K_FP8);
     let (da, db) = (s.clone_htod(&a).unwrap(), s.clone_htod(&b).unwrap());
     let mut failures = Vec::new();
     for (mode, name) in MODES.iter().enumerate() {
@@ -42,29 +44,35 @@ fn check<T: oxide_rt::KernelArg + Copy>(
         synchronize(s).unwrap();
         let got = gather(&s.clone_dtoh(&out).unwrap(), n);
         if let Err(e) = within(&got, &want, &tol, n) {
-            failures.push(format!("{what} 64x{n}x16, {name}: {e}"));
+            failures.push(format!("{what} 64x{n}x{}, {name}: {e}", k / 4));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 macro_rules! tests {
-    ($($test:ident: $t:ty, $n:literal, $launch:ident;)*) => {$(
+    ($($test:ident: $t:ty, $n:literal, $k:expr, $launch:ident;)*) => {$(
         #[test]
         fn $test() {
-            check::<$t>(stringify!($t), $n, <$t>::from_f32, <$t>::to_f32, |g, mode, a, b, out| {
+            check::<$t>(stringify!($t), $n, $k, <$t>::from_f32, <$t>::to_f32, |g, mode, a, b, out| {
                 kernels::$launch(&g.stream, cfg(), mode, a, b, out)
             });
         }
     )*};
 }
 tests! {
-    bf16_m64n64k16: Bf16, 64, launch_wgmma_bf16_n64_with;
-    bf16_m64n128k16: Bf16, 128, launch_wgmma_bf16_n128_with;
-    bf16_m64n256k16: Bf16, 256, launch_wgmma_bf16_n256_with;
-    f16_m64n64k16: F16, 64, launch_wgmma_f16_n64_with;
-    f16_m64n128k16: F16, 128, launch_wgmma_f16_n128_with;
-    f16_m64n256k16: F16, 256, launch_wgmma_f16_n256_with;
+    bf16_m64n64k16: Bf16, 64, K, launch_wgmma_bf16_n64_with;
+    bf16_m64n128k16: Bf16, 128, K, launch_wgmma_bf16_n128_with;
+    bf16_m64n256k16: Bf16, 256, K, launch_wgmma_bf16_n256_with;
+    f16_m64n64k16: F16, 64, K, launch_wgmma_f16_n64_with;
+    f16_m64n128k16: F16, 128, K, launch_wgmma_f16_n128_with;
+    f16_m64n256k16: F16, 256, K, launch_wgmma_f16_n256_with;
+    e4m3_m64n64k32: E4M3, 64, K_FP8, launch_wgmma_e4m3_n64_with;
+    e4m3_m64n128k32: E4M3, 128, K_FP8, launch_wgmma_e4m3_n128_with;
+    e4m3_m64n256k32: E4M3, 256, K_FP8, launch_wgmma_e4m3_n256_with;
+    e5m2_m64n64k32: E5M2, 64, K_FP8, launch_wgmma_e5m2_n64_with;
+    e5m2_m64n128k32: E5M2, 128, K_FP8, launch_wgmma_e5m2_n128_with;
+    e5m2_m64n256k32: E5M2, 256, K_FP8, launch_wgmma_e5m2_n256_with;
 }
 
 /// `warpgroup_registers` on the GPU: producer warpgroup 0 and consumers 0 and 1; then a warp
