@@ -29,6 +29,7 @@ step env OXIDE_BACKEND=cuda "$BIN/sgemm" 1531   # the full f64 check of 4096^3 t
 step env OXIDE_BACKEND=cuda "$BIN/bf16-gemm"       # 4096^3 on the tensor cores, sampled f64 check
 step env OXIDE_BACKEND=cuda "$BIN/hopper-gemm"     # 4096^3 bf16 with wgmma + TMA (sm_90a), sampled f64 check
 step env OXIDE_BACKEND=cuda "$BIN/hopper-gemm" 4096 f16
+step env OXIDE_BACKEND=cuda "$BIN/hopper-gemm" 4096 e4m3   # FP8 in, bf16 out
 step env OXIDE_LOG=1 "$BIN/prebuilt"
 step env OXIDE_LOG=1 OXIDE_FORCE_PTX=1 "$BIN/prebuilt"
 step env OXIDE_BACKEND=cuda "$BIN/kargs"
@@ -45,6 +46,12 @@ for e in saxpy reduction sgemm bf16-gemm hopper-gemm histogram transpose softmax
     OXIDE_BACKEND=cuda "$SAN" --tool "$tool" --error-exitcode 9 "$BIN/$e" ${SMALL[$e]} > "$OUT/san-$tool-$e.log" 2>&1
     rc=$?; tail -n 3 "$OUT/san-$tool-$e.log"; [ $rc = 0 ] || { echo "=== FAILED: sanitizer $tool $e (rc $rc)"; status=1; }
   done
+done
+# The FP8 GEMM (k a multiple of 16 for FP8's 16-byte TMA rows).
+for tool in memcheck racecheck; do
+  echo; echo "=== compute-sanitizer --tool $tool hopper-gemm 208 e4m3"
+  OXIDE_BACKEND=cuda "$SAN" --tool "$tool" --error-exitcode 9 "$BIN/hopper-gemm" 208 e4m3 > "$OUT/san-$tool-hopper-gemm-e4m3.log" 2>&1
+  rc=$?; tail -n 3 "$OUT/san-$tool-hopper-gemm-e4m3.log"; [ $rc = 0 ] || { echo "=== FAILED: sanitizer $tool hopper-gemm e4m3 (rc $rc)"; status=1; }
 done
 # Guarded loads read element 0 of an input ahead of its bounds check (empty inputs point at a
 # pad): memcheck over the e2e kernels that exercise it, empty input included.
@@ -70,7 +77,7 @@ if [ "${2:-}" != "--no-bench" ]; then
   step bash bench/gpu/run.sh "$BIN/oxide-bench-gpu" "$OUT"
   # The tensor-core GEMM against cuBLAS BF16 (PyTorch), 4096^3 and 8192^3, with the ratio.
   step bash -c "set -o pipefail; bash bench/gpu/bf16_gemm.sh '$BIN/bf16-gemm' | tee '$OUT/bf16-gemm-vs-cublas.csv'"
-  # The Hopper wgmma GEMM (bf16 and f16) against cuBLAS (PyTorch), 4096^3 and 8192^3, with the ratio.
+  # The Hopper wgmma GEMM (bf16, f16, e4m3) against cuBLAS (PyTorch), 4096^3 and 8192^3, with the ratio.
   step bash -c "set -o pipefail; bash bench/gpu/hopper_gemm.sh '$BIN/hopper-gemm' | tee '$OUT/hopper-gemm-vs-cublas.csv'"
 fi
 echo; echo "gpu-check status: $status"

@@ -9,7 +9,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(4096 8192)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 ours="$(OXIDE_BACKEND=cuda "$BIN" bench "${sizes[@]}" | grep '^hopper_gemm_')"
-theirs="$(python3 "$HERE/gemm_cublas.py" --types bf16,f16,e4m3 "${sizes[@]}" | grep '^cublas_')"
+theirs="$(python3 "$HERE/gemm_cublas.py" --types bf16,f16,e4m3,e4m3_promoted "${sizes[@]}" | grep '^cublas_')"
 echo "$ours"; echo "$theirs"
 echo "type,size,oxide_ms,oxide_tflops,cublas_ms,cublas_tflops,ratio"
 # Key: type and size (hopper_gemm_bf16,4096 <-> cublas_bf16,4096).
