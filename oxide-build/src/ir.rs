@@ -44,6 +44,7 @@ mod offset_checks;
 mod one_d_copies;
 mod ordered_ranges;
 mod panic_paths;
+mod predicated_loads;
 mod private_array_loops;
 mod saturating_casts;
 mod shared_bases;
@@ -290,8 +291,9 @@ fn contractable(ir: &str) -> String {
 /// distances from one index share its address (`ir/shared_bases.rs`), 64-bit arithmetic whose
 /// values stay below 2^32 is computed in 32 bits (`ir/narrow_arith.rs`), compares of 64-bit
 /// values with zero high halves are made on the low ones (`ir/narrow_compares.rs`), and the
-/// launch's extents are read before the block index in each block (`ir/extents_first.rs`), and
-/// loops counting to a constant below 2^31 count in 32 bits (`ir/narrow_counters.rs`).
+/// launch's extents are read before the block index in each block (`ir/extents_first.rs`),
+/// loops counting to a constant below 2^31 count in 32 bits (`ir/narrow_counters.rs`), and the
+/// reads the first two made unconditional become predicated loads (`ir/predicated_loads.rs`).
 /// Returns the text and how many sites changed.
 pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let (text, blocks) = speculated_blocks::speculate(ir, meta);
@@ -312,6 +314,7 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
     let compares = narrow_compares::narrow(&mut lines);
     let extents = extents_first::hoist(&mut lines);
     let counters = narrow_counters::narrow(&mut lines);
+    let predicated = predicated_loads::predicate(&mut lines);
     let changed = folded
         + fused
         + ranges
@@ -326,7 +329,8 @@ pub(crate) fn after_opt(ir: &str, meta: &[MetaRecord]) -> (String, usize) {
         + arith
         + compares
         + extents
-        + counters;
+        + counters
+        + predicated;
     if changed == 0 {
         return (text, blocks);
     }

@@ -46,6 +46,7 @@
 //! nobody writes them during the kernel) and loads of at most [`MAX_LOAD_BYTES`] qualify.
 
 use super::noalias_inputs::IN_PARAM;
+use super::predicated_loads::MARK;
 use super::{int_bits, MetaRecord};
 use super::{split_top, uses_value, Line};
 use std::collections::{HashMap, HashSet};
@@ -285,7 +286,8 @@ fn rewrite_function(
                 a
             }
         };
-        lines.push(format!("  {} = load {}, ptr {load_ptr}{}", s.load_value, s.ty, s.load_tail));
+        // Marked: its value where the guard fails is never observed (`predicated_loads.rs`).
+        lines.push(format!("  {} = load {}, ptr {load_ptr}{}{MARK}", s.load_value, s.ty, s.load_tail));
         lines.push(format!(
             "  {sel} = select i1 {}, {}",
             s.cond,
@@ -542,7 +544,7 @@ bb3:                                              ; preds = %bb2, %start
             "  %c = icmp ult i64 %i, %__oxide_in_x_len",
             "  %__oxide_hoist0_index = select i1 %c, i64 %i, i64 0",
             "  %p = getelementptr inbounds nuw float, ptr %__oxide_in_x, i64 %__oxide_hoist0_index",
-            "  %v = load float, ptr %p, align 4, !alias.scope !2",
+            "  %v = load float, ptr %p, align 4, !alias.scope !2, !oxide.speculated !{}",
             "  %__oxide_hoist0_value = select i1 %c, float %v, float 0.000000e+00",
             "  br i1 %c, label %bb2, label %bb3",
             "",
@@ -622,7 +624,7 @@ bb3:                                              ; preds = %bb2, %start
             "  %j = shl nuw i64 %i, 2",
             "  %p = getelementptr float, ptr %row, i64 %j",
             "  %__oxide_hoist0_address = select i1 %c, ptr %p, ptr %__oxide_in_x",
-            "  %0 = load float, ptr %__oxide_hoist0_address, align 4, !alias.scope !2",
+            "  %0 = load float, ptr %__oxide_hoist0_address, align 4, !alias.scope !2, !oxide.speculated !{}",
             "  %__oxide_hoist0_value = select i1 %c, float %0, float 0.000000e+00",
         ]
         .join("\n");

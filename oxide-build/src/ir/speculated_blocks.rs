@@ -44,6 +44,7 @@ use super::guarded_loads::{
     after_barrier, apply, blocks, each_kernel, fits, incoming, input_root, input_sizes, readonly_inputs,
     replace_incoming, within_element, Block, REMOVED,
 };
+use super::predicated_loads::{is_marked, MARK};
 use super::{split_top, uses_value, Line, MetaRecord};
 use std::collections::HashMap;
 
@@ -152,14 +153,22 @@ fn rewrite_function(
                     let a = format!("%__oxide_spec{id}_address{k}");
                     // An address already chosen by a guard (`guarded_loads.rs`): one select on
                     // both conditions rather than a select of a select.
-                    match clamped_address(&body, &ptr, &root) {
+                    // Marked where its value is never observed unless the address select
+                    // picks `ptr` (`predicated_loads.rs`): where the branch was not taken, and
+                    // where a guard failed if that guard's load was marked too.
+                    let marked = match clamped_address(&body, &ptr, &root) {
                         Some((guard, inner)) => {
                             lines.push(format!("  {a}.if = and i1 {taken}, {guard}"));
                             lines.push(format!("  {a} = select i1 {a}.if, ptr {inner}, ptr {root}"));
+                            is_marked(text)
                         }
-                        None => lines.push(format!("  {a} = select i1 {taken}, ptr {ptr}, ptr {root}")),
-                    }
-                    lines.push(format!("  {value} = load {ty}, ptr {a}{tail}"));
+                        None => {
+                            lines.push(format!("  {a} = select i1 {taken}, ptr {ptr}, ptr {root}"));
+                            true
+                        }
+                    };
+                    let mark = if marked { MARK } else { "" };
+                    lines.push(format!("  {value} = load {ty}, ptr {a}{tail}{mark}"));
                 }
                 None => lines.push(format!("  {text}")),
             }
@@ -410,10 +419,10 @@ done:                                             ; preds = %tail
             "  %row = shl nuw i64 %off, 3",
             "  %q = getelementptr inbounds nuw float, ptr %__oxide_in_a, i64 %row",
             "  %__oxide_spec0_address2 = select i1 %more, ptr %q, ptr %__oxide_in_a",
-            "  %0 = load float, ptr %__oxide_spec0_address2, align 4, !noalias !2",
+            "  %0 = load float, ptr %__oxide_spec0_address2, align 4, !noalias !2, !oxide.speculated !{}",
             "  %q1 = getelementptr inbounds nuw i8, ptr %q, i64 4",
             "  %__oxide_spec0_address4 = select i1 %more, ptr %q1, ptr %__oxide_in_a",
-            "  %1 = load float, ptr %__oxide_spec0_address4, align 4, !noalias !2",
+            "  %1 = load float, ptr %__oxide_spec0_address4, align 4, !noalias !2, !oxide.speculated !{}",
             "  %sum = fadd float %0, %1",
             "  %__oxide_spec0_phi0 = select i1 %more, float %sum, float %old",
             "  br i1 %more, label %fetch, label %tail",
