@@ -11,10 +11,21 @@ fn cpu_matches_reference_for_every_size() {
 }
 
 /// Shapes that stress one edge at a time: k a multiple of BK and not, one row, one column,
-/// tiles exactly full, a single k.
+/// tiles exactly full, a single k; rows of 4-float multiples (vector reads) ending inside a
+/// tile and a k-tile (the last two).
 #[test]
 fn cpu_matches_reference_for_edge_shapes() {
-    for &(m, n, k) in &[(128, 128, 16), (1, 300, 9), (300, 1, 8), (130, 5, 1), (3, 257, 64), (256, 128, 13)] {
+    let shapes = [
+        (128, 128, 16),
+        (1, 300, 9),
+        (300, 1, 8),
+        (130, 5, 1),
+        (3, 257, 64),
+        (256, 128, 13),
+        (200, 260, 36),
+        (129, 132, 20),
+    ];
+    for &(m, n, k) in &shapes {
         let p = problem_dims((m * n + k) as u64, m, n, k);
         let got = run_cpu(&p).unwrap();
         compare(&got, &reference(&p)).unwrap_or_else(|e| panic!("{m} x {n} x {k}: {e}"));

@@ -786,3 +786,23 @@ pub fn fence_system() {
 pub fn append_claim(counter: &std::sync::atomic::AtomicU64) -> u64 {
     counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
+
+/// The 16 bytes at `p` (the GPU reads them with one vector load).
+///
+/// # Safety
+/// `p` is 16-byte aligned with 16 readable bytes.
+#[inline(always)]
+pub(crate) unsafe fn read_global_16(p: *const u8) -> [u32; 4] {
+    // SAFETY: aligned and readable (caller).
+    unsafe { p.cast::<[u32; 4]>().read() }
+}
+
+/// The 8 bytes at `p` (the GPU reads them with one vector load).
+///
+/// # Safety
+/// `p` is 8-byte aligned with 8 readable bytes.
+#[inline(always)]
+pub(crate) unsafe fn read_global_8(p: *const u8) -> [u32; 2] {
+    // SAFETY: aligned and readable (caller).
+    unsafe { p.cast::<[u32; 2]>().read() }
+}

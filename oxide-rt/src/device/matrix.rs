@@ -83,6 +83,47 @@ impl<'a, T> Matrix<'a, T> {
         }
     }
 
+    /// Elements `(row, col)` to `(row, col + N - 1)`, each one outside the matrix replaced by
+    /// `fill`: a tile's loads with its edges zero-filled, and no branch in the kernel's code.
+    ///
+    /// A chunk wholly inside is read as one `N`-element vector (`ld.global.nc.v4.b32` for four
+    /// `f32`s: one instruction and one request where `N` scalar reads make `N` of each) when it
+    /// is 8 or 16 bytes and the matrix's first element, its row length and `col` are aligned to
+    /// that size. The test is on the matrix as a whole, so when `col` steps by multiples of `N`
+    /// it is the same for every read and the optimiser makes it once; any other matrix (a row
+    /// length not a multiple of `N`) is read element by element, with the same result.
+    #[inline(always)]
+    pub fn chunk_or<const N: usize>(&self, row: usize, col: usize, fill: T) -> [T; N]
+    where
+        T: Copy,
+    {
+        let (rows, cols) = (self.rows(), self.cols());
+        if row >= rows || col > cols || cols - col < N {
+            return core::array::from_fn(|j| {
+                col.checked_add(j).and_then(|c| self.get(row, c)).copied().unwrap_or(fill)
+            });
+        }
+        let size = core::mem::size_of::<T>();
+        let bytes = N * size;
+        let aligned = (self.ptr as usize | (cols * size) | (col * size)) % bytes.max(1) == 0;
+        // SAFETY: row < rows and col + N <= cols (tested above), so the N elements from
+        // row * cols + col lie within rows * cols <= len (from_raw's contract); no overflow, as
+        // rows and cols fit in u32.
+        let p = unsafe { self.ptr.add(row * cols + col) };
+        let p = p.cast::<u8>();
+        match bytes {
+            // SAFETY: `p` is aligned to 16 (start, row length and column are), its 16 bytes are
+            // the chunk's N elements in the matrix (above), global memory on the GPU (only a
+            // launcher makes a `Matrix`) that nothing writes during the launch (`T: Copy` has
+            // no interior mutability); `[T; N]` is those 16 bytes, which hold valid `T`s.
+            16 if aligned => unsafe { core::mem::transmute_copy(&super::backend::read_global_16(p)) },
+            // SAFETY: as above, for 8 bytes aligned to 8.
+            8 if aligned => unsafe { core::mem::transmute_copy(&super::backend::read_global_8(p)) },
+            // SAFETY: the N elements from `p` are in the matrix (above), each aligned for T.
+            _ => core::array::from_fn(|j| unsafe { *p.cast::<T>().add(j) }),
+        }
+    }
+
     /// The first element's address: never null, aligned for `T`, in global memory on the GPU
     /// (a `Matrix` only comes from a launcher's buffer).
     #[inline(always)]

@@ -368,3 +368,40 @@ pub fn append_claim(counter: &core::sync::atomic::AtomicU64) -> u64 {
     let below = mask & ((1u32 << lane) - 1);
     (u64::from(lo) | u64::from(hi) << 32).wrapping_add(u64::from(below.count_ones()))
 }
+
+// ---------------------------------------------------------------------------------------------
+// Vector reads of read-only global memory (`Matrix::chunk_or`)
+
+/// The 16 bytes at `p`, one `ld.global.nc.v4.b32`. An asm read, not a load of a 16-byte type:
+/// LLVM splits such a load into its fields, and merges them with the element-by-element path
+/// beside it, losing the vector.
+///
+/// # Safety
+/// `p` is 16-byte aligned global memory with 16 readable bytes that nothing writes during the
+/// launch.
+#[inline(always)]
+pub(crate) unsafe fn read_global_16(p: *const u8) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: `p` is aligned, global, readable and not written during the launch (caller), so
+    // the non-coherent read sees its value; `readonly`: the asm writes no memory.
+    unsafe {
+        asm!("ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];", p = in(reg64) p, a = out(reg32) a,
+             b = out(reg32) b, c = out(reg32) c, d = out(reg32) d, options(nostack, pure, readonly))
+    }
+    [a, b, c, d]
+}
+
+/// The 8 bytes at `p`, one `ld.global.nc.v2.b32`, as [`read_global_16`].
+///
+/// # Safety
+/// As [`read_global_16`], for 8 bytes aligned to 8.
+#[inline(always)]
+pub(crate) unsafe fn read_global_8(p: *const u8) -> [u32; 2] {
+    let (a, b): (u32, u32);
+    // SAFETY: as in `read_global_16`.
+    unsafe {
+        asm!("ld.global.nc.v2.b32 {{{a}, {b}}}, [{p}];", p = in(reg64) p, a = out(reg32) a, b = out(reg32) b,
+             options(nostack, pure, readonly))
+    }
+    [a, b]
+}

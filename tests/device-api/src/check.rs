@@ -321,6 +321,29 @@ pub fn matrix_flip(input: &[u32], rows: usize, cols: usize) -> Vec<u32> {
         .collect()
 }
 
+/// `matrix_chunks` of a row-major `rows x cols` matrix, element by element.
+pub fn matrix_chunks(input: &[u32], rows: usize, cols: usize) -> Vec<[u32; 9]> {
+    let at = |r: usize, c: usize, fill: u32| if r < rows && c < cols { input[r * cols + c] } else { fill };
+    let span = cols + 2;
+    (0..(rows + 1) * span)
+        .map(|i| {
+            let (r, c) = (i / span, i % span);
+            let x = u32::MAX;
+            [
+                at(r, c, x),
+                at(r, c + 1, x),
+                at(r, c + 2, x),
+                at(r, c + 3, x),
+                at(r, c, 7),
+                at(r, c + 1, 7),
+                at(r, c, 9),
+                at(r, c + 1, 9),
+                at(r, c + 2, 9),
+            ]
+        })
+        .collect()
+}
+
 /// `tile_owners` by the ownership rule `DisjointTiles` documents: element `(r, c)` belongs to
 /// block `(c / TW, r / TH)` and, in it, to thread `(((c % TW) / G) % bx, ((r % TH) / G) % by)`;
 /// nobody owns anything in a launch with a z extent, nor elements of blocks the grid lacks.

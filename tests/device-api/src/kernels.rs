@@ -724,6 +724,23 @@ pub fn matrix_flip(input: Matrix<u32>, out: Matrix<AtomicU32>) {
     }
 }
 
+/// `chunk_or` at every `(row, col)` of a grid one row and two columns larger than `input`, so
+/// chunks run past a row's end and below the last row: thread `i` takes `(i / (cols + 2),
+/// i % (cols + 2))` and stores its 16-, 8- and 12-byte chunks (vector, vector, element by
+/// element where the matrix is aligned) with three different fills.
+#[kernel]
+pub fn matrix_chunks(input: Matrix<u32>, mut out: DisjointSlice<[u32; 9]>) {
+    let i = thread::index();
+    let span = input.cols() + 2;
+    let (row, col) = (i.get() / span, i.get() % span);
+    if let Some(o) = out.get_mut(i) {
+        let a = input.chunk_or::<4>(row, col, u32::MAX);
+        let b = input.chunk_or::<2>(row, col, 7);
+        let c = input.chunk_or::<3>(row, col, 9);
+        *o = [a[0], a[1], a[2], a[3], b[0], b[1], c[0], c[1], c[2]];
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Golden set: the device API over edge-case inputs, compared GPU against CPU (`golden`). One
 // kernel per value type with an operation selector `op` (each launch runs one operation) keeps

@@ -481,6 +481,20 @@ fn float_casts() {
     assert_eq!(out, check::float_casts(&x, &y));
 }
 
+/// `Matrix::chunk_or` against element-by-element reads: row lengths that allow 16- and 8-byte
+/// vector reads (8), only 8-byte ones (6) and neither (7), chunks past the row's end and the
+/// last row.
+#[test]
+fn matrix_chunks() {
+    for (rows, cols) in [(5usize, 8usize), (5, 6), (4, 7), (1, 3)] {
+        let input = check::inputs_u32(rows * cols, 1000);
+        let n = (rows + 1) * (cols + 2);
+        let mut out = vec![[0u32; 9]; n];
+        kernels::cpu_matrix_chunks(1u32, n as u32, Matrix::new(&input[..], rows, cols), &mut out).unwrap();
+        assert_eq!(out, check::matrix_chunks(&input, rows, cols), "{rows} x {cols}");
+    }
+}
+
 #[test]
 fn matrix_arguments() {
     let (rows, cols) = (13usize, 37usize);

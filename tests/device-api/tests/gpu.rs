@@ -474,6 +474,22 @@ fn float_casts() {
     assert!(wrong.is_empty(), "{} of {} inputs cast differently:\n{}", wrong.len(), x.len(), wrong.join("\n"));
 }
 
+/// `Matrix::chunk_or` on the GPU (`ld.global.nc.v4` / `.v2` where the row length allows them)
+/// against element-by-element reads.
+#[test]
+fn matrix_chunks() {
+    let Some(g) = gpu() else { return };
+    let s = &g.stream;
+    for (rows, cols) in [(5usize, 8usize), (5, 6), (4, 7), (1, 3)] {
+        let input = check::inputs_u32(rows * cols, 1000);
+        let din = s.clone_htod(&input).unwrap();
+        let n = (rows + 1) * (cols + 2);
+        let mut out = s.alloc_zeros::<[u32; 9]>(n).unwrap();
+        run!(g, kernels::launch_matrix_chunks(s, 1u32, n as u32, Matrix::new(&din, rows, cols), &mut out));
+        assert_eq!(s.clone_dtoh(&out).unwrap(), check::matrix_chunks(&input, rows, cols), "{rows} x {cols}");
+    }
+}
+
 /// `Matrix` arguments on the GPU: read-only and atomic, and a shape its buffer cannot hold.
 #[test]
 fn matrix_arguments() {
