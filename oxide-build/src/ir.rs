@@ -29,6 +29,7 @@ mod grid_constants;
 mod guarded_epilogs;
 mod guarded_loads;
 mod internalize;
+mod kernel_bodies;
 mod kernel_entries;
 mod late_combines;
 mod launch_bounds;
@@ -111,6 +112,14 @@ pub(crate) fn run(input: &Input<'_>) -> Result<Module, Error> {
     if processed.kernels.is_empty() {
         warnings.push(format!("{} defines no #[kernel] functions", input.module_file.display()));
     }
+    for kernel in out_of_line_bodies(&raw) {
+        warnings.push(format!(
+            "kernel `{kernel}`: its body is too large for LLVM's inliner and stays a function of its own, \
+             so its arguments pass through local memory and oxide's kernel passes skip it; \
+             put `#[inline(always)]` on `fn {kernel}` in {}",
+            input.module_file.display()
+        ));
+    }
     let work = input.work_dir;
     std::fs::create_dir_all(work).map_err(|e| Error::io(format!("creating {}", work.display()), e))?;
     let path = work.join(format!("{}.ll", input.module));
@@ -160,6 +169,12 @@ impl std::error::Error for IrError {}
 
 fn err(line: usize, symbol: &str, message: impl Into<String>) -> IrError {
     IrError { line, symbol: symbol.to_string(), message: message.into() }
+}
+
+/// The kernels of rustc's module whose entry still calls their body (`ir/kernel_bodies.rs`).
+fn out_of_line_bodies(ir: &str) -> Vec<String> {
+    let lines: Vec<Line> = ir.lines().enumerate().map(|(i, text)| Line { no: i + 1, text: text.to_string() }).collect();
+    kernel_bodies::out_of_line(&lines, &kernel_entries::find_kernels(&lines))
 }
 
 /// Runs every transform over one whole device module, in order: each file under `ir/` is one

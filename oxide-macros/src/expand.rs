@@ -8,14 +8,8 @@ use syn::ItemFn;
 
 pub fn kernel(k: &Kernel<'_>) -> TokenStream {
     let item = k.item;
-    // On the device the body has one caller, its `ptx-kernel` entry: inlined, it is one copy
-    // either way, and a large body (a GEMM's unrolled k-steps) left out of line by the inliner's
-    // size limit would pass its state through local memory. A user's own `#[inline(..)]` stays.
-    let inline = (!item.attrs.iter().any(|a| a.path().is_ident("inline")))
-        .then(|| quote! { #[cfg_attr(target_arch = "nvptx64", inline(always))] });
     let mut out = quote! {
         #[allow(dead_code)]
-        #inline
         #item
     };
     out.extend(block_assertions(k));

@@ -44,6 +44,9 @@ pub struct F4(pub [f32; 4]);
 // BLAS argument list; index loops over the register tile read clearer than iterator chains.
 #[allow(clippy::needless_range_loop)]
 #[kernel(block(THREADS_X, THREADS_Y), launch_bounds(256, 2), dims = 2)]
+// 16 written-out k-steps make a body larger than LLVM's inliner takes; out of line, its
+// arguments would pass through local memory (oxide-build warns of that and names this fix).
+#[inline(always)]
 pub fn sgemm(alpha: f32, a: Matrix<f32>, b: Matrix<f32>, beta: f32, mut c: DisjointTiles<f32, BM, BN, 4>) {
     let (m, n, k) = (a.rows(), b.cols(), a.cols());
     if m == 0 || n == 0 || b.rows() != k || c.rows() != m || c.cols() != n {
