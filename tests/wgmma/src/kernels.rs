@@ -47,6 +47,8 @@ macro_rules! kernels {
     ($($name:ident: $t:ty, $shape:ty, $n:literal, $k:expr;)*) => {$(
         #[doc = concat!("64 x ", stringify!($n), " x ", stringify!($k), " on ", stringify!($t), " in swizzle mode `mode`.")]
         #[kernel(block(128))]
+        // The n256 bodies (four swizzles of a 64 x 256 product) are too large for the inliner.
+        #[inline(always)]
         pub fn $name(mode: u32, a: &[$t], b: &[$t], mut out: DisjointChunks<f32, { $n / 2 }>) {
             let acc = match mode {
                 0 => product::<$t, $shape, NoSwizzle, $n, { $k }>(a, b),
