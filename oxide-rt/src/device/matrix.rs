@@ -106,16 +106,11 @@ impl<'a, T> Matrix<'a, T> {
         let size = core::mem::size_of::<T>();
         let bytes = N * size;
         let aligned = (self.ptr as usize | (cols * size) | (col * size)) % bytes.max(1) == 0;
-        // SAFETY: row < rows and col + N <= cols (tested above), so the N elements from
-        // row * cols + col lie within rows * cols <= len (from_raw's contract); no overflow, as
-        // rows and cols fit in u32.
+        // SAFETY: row < rows and col + N <= cols (tested above), so the N elements from row * cols + col lie within rows * cols <= len (from_raw's contract); no overflow, as rows and cols fit in u32.
         let p = unsafe { self.ptr.add(row * cols + col) };
         let p = p.cast::<u8>();
         match bytes {
-            // SAFETY: `p` is aligned to 16 (start, row length and column are), its 16 bytes are
-            // the chunk's N elements in the matrix (above), global memory on the GPU (only a
-            // launcher makes a `Matrix`) that nothing writes during the launch (`T: Copy` has
-            // no interior mutability); `[T; N]` is those 16 bytes, which hold valid `T`s.
+            // SAFETY: `p` is aligned to 16 (start, row length and column are), its 16 bytes are the chunk's N elements in the matrix (above), global memory on the GPU (only a launcher makes a `Matrix`) that nothing writes during the launch (`T: Copy` has no interior mutability); `[T; N]` is those 16 bytes, which hold valid `T`s.
             16 if aligned => unsafe { core::mem::transmute_copy(&super::backend::read_global_16(p)) },
             // SAFETY: as above, for 8 bytes aligned to 8.
             8 if aligned => unsafe { core::mem::transmute_copy(&super::backend::read_global_8(p)) },

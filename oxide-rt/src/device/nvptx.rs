@@ -382,8 +382,7 @@ pub fn append_claim(counter: &core::sync::atomic::AtomicU64) -> u64 {
 #[inline(always)]
 pub(crate) unsafe fn read_global_16(p: *const u8) -> [u32; 4] {
     let (a, b, c, d): (u32, u32, u32, u32);
-    // SAFETY: `p` is aligned, global, readable and not written during the launch (caller), so
-    // the non-coherent read sees its value; `readonly`: the asm writes no memory.
+    // SAFETY: `p` is aligned, global, readable and not written during the launch (caller), so the non-coherent read sees its value; `readonly`: the asm writes no memory.
     unsafe {
         asm!("ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];", p = in(reg64) p, a = out(reg32) a,
              b = out(reg32) b, c = out(reg32) c, d = out(reg32) d, options(nostack, pure, readonly))
